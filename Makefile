@@ -1,0 +1,151 @@
+# Corral: one non-recursive GNU Makefile.
+#
+#   make                      build build/corral
+#   make test                 install test deps, lint, unit + scenario + CLI tests,
+#                             the unit tests again under ASan/UBSan, fuzz corpus replay
+#   make SAN=address,undefined   sanitizer build under build/san/
+#   make CC=clang fuzz        libFuzzer targets under build/fuzz/
+#   make lint                 clang-format check, cppcheck, banned functions
+#   make bench                benchmarks under build/bench/
+#
+# Variants build into their own directory so they never mix objects.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+CC ?= cc
+SAN ?=
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+ifneq ($(FUZZ),)
+B := build/fuzz
+else ifneq ($(SAN),)
+B := build/san
+else
+B := build
+endif
+
+PKGS := libfyaml jansson sqlite3 libcurl
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc $(CFLAGS) -MMD -MP
+LDLIBS := -lm -lpthread
+ifneq ($(FUZZ),)
+ALL_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -O1
+LDFLAGS += -fsanitize=fuzzer,address,undefined
+else ifneq ($(SAN),)
+ALL_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all -O1
+LDFLAGS += -fsanitize=$(SAN)
+endif
+
+# pkg-config is only asked once the deps are installed (see deps below).
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+LIB_SRCS := $(sort $(filter-out src/cli/main.c,$(wildcard src/*/*.c)))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+CLI_OBJS := $(B)/obj/src/cli/main.o
+UNIT_SRCS := $(sort $(wildcard tests/*/test_*.c))
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
+
+.PHONY: all deps deps-test test unit unit-san scenarios cli-tests fuzz fuzz-bins fuzz-replay \
+        lint format bench clean
+
+all: $(B)/corral
+
+# Order-only: checking packages never forces a rebuild.
+deps:
+	@tools/deps.sh build
+deps-test:
+	@tools/deps.sh test
+
+$(B)/obj/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/libcorral.a: $(LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/corral: $(CLI_OBJS) $(B)/libcorral.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(B)/tests/unit: $(UNIT_OBJS) $(B)/libcorral.a | deps-test
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(PKG_LIBS) $(LDLIBS)
+
+$(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+# --- tests ------------------------------------------------------------------
+
+# Every suite writes its counts to build/test-results/<suite>; a suite that
+# failed to build or run leaves no file and the summary counts it as failed.
+# Suites keep going after another fails, so one run reports everything.
+SUITES := lint unit cli scenarios unit-san fuzz
+M := $(MAKE) --no-print-directory
+
+test: deps-test
+	@rm -rf build/test-results && mkdir -p build/test-results
+	@$(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
+	@$(M) all build/tests/unit
+	@$(M) unit || true
+	@$(M) cli-tests || true
+	@$(M) scenarios || true
+	@$(M) SAN=address,undefined CC=clang unit-san || true
+	@$(M) CC=clang fuzz-replay || true
+	@tools/test-summary.sh build/test-results $(SUITES)
+
+unit: build/tests/unit
+	@tools/run-criterion.sh build/tests/unit build/test-results/unit
+
+unit-san: $(B)/tests/unit
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tools/run-criterion.sh $(B)/tests/unit build/test-results/unit-san
+
+cli-tests: build/corral
+	@tools/run-scripts.sh build/test-results/cli tests/cli/*.sh
+
+scenarios: build/corral
+	@tools/run-scenarios.sh build/test-results/scenarios build/corral tests/scenarios
+
+# --- fuzzing ----------------------------------------------------------------
+
+# The library is built once with -fsanitize=fuzzer-no-link (FUZZ=1 variant);
+# each target links it with the libFuzzer driver.
+build/fuzz/bin/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libcorral.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+fuzz:
+	@$(M) FUZZ=1 CC=clang fuzz-bins
+fuzz-bins: $(FUZZ_BINS)
+
+# Replay every corpus (and every past crash kept there) as a regression test.
+fuzz-replay: fuzz
+	@tools/replay-fuzz.sh build/test-results/fuzz $(FUZZ_BINS)
+
+# --- lint -------------------------------------------------------------------
+
+C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src include tests bench -name '*.[ch]')
+
+lint: deps-test
+	@tools/lint.sh $(C_FILES)
+
+format:
+	clang-format -i $(C_FILES)
+
+bench: $(BENCH_BINS)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -1,0 +1,5 @@
+/* placeholder replaced below */
+int main(void)
+{
+    return 0;
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# make lint: formatting, static analysis, banned functions, function size.
+# usage: tools/lint.sh FILE...
+set -u
+status=0
+files=("$@")
+src=()
+for f in "${files[@]}"; do case $f in src/* | include/*) src+=("$f") ;; esac; done
+
+echo "lint: clang-format"
+if ! clang-format --dry-run --Werror "${files[@]}" 2>&1 | head -40; then :; fi
+clang-format --dry-run --Werror "${files[@]}" >/dev/null 2>&1 || status=1
+
+echo "lint: banned functions"
+# Unbounded or locale-bound calls with safer Corral or libc replacements.
+banned='\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|atof|gets|system|strncpy|tmpnam)\s*\('
+if grep -nE "$banned" "${files[@]}" | grep -v 'lint: allow'; then
+    echo "  banned function used (see tools/lint.sh for replacements)"
+    status=1
+fi
+
+echo "lint: function size"
+# Linux brace style: a function body opens with '{' and closes with '}' in column 0.
+for f in "${src[@]}"; do
+    awk -v f="$f" -v max=120 '
+        /^\{/ { start = NR }
+        /^\}/ && start { if (NR - start > max) { printf "  %s:%d: function body is %d lines (max %d)\n", f, start, NR - start, max; bad = 1 } start = 0 }
+        END { exit bad }' "$f" || status=1
+done
+
+echo "lint: cppcheck"
+if ! cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,performance,portability \
+    --inline-suppr --suppress=missingIncludeSystem -Iinclude -Isrc "${src[@]}"; then
+    status=1
+fi
+exit $status
