@@ -65,25 +65,32 @@ deps:
 deps-test:
 	@tools/deps.sh test
 
+# Quiet by default; `make V=1` shows the commands.
+Q := $(if $(V),,@)
+
 $(B)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	@$(if $(V),,echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(B)/libcorral.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(B)/corral: $(CLI_OBJS) $(B)/libcorral.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 $(B)/tests/unit: $(UNIT_OBJS) $(B)/libcorral.a | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(PKG_LIBS) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(PKG_LIBS) $(LDLIBS)
 
 $(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # --- tests ------------------------------------------------------------------
 
@@ -112,7 +119,7 @@ unit-san: $(B)/tests/unit
 	  tools/run-criterion.sh $(B)/tests/unit build/test-results/unit-san
 
 cli-tests: build/corral
-	@tools/run-scripts.sh build/test-results/cli tests/cli/*.sh
+	@tools/run-scripts.sh build/test-results/cli tests/cli/test_*.sh
 
 scenarios: build/corral
 	@tools/run-scenarios.sh build/test-results/scenarios build/corral tests/scenarios
@@ -123,7 +130,8 @@ scenarios: build/corral
 # each target links it with the libFuzzer driver.
 build/fuzz/bin/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libcorral.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 fuzz:
 	@$(M) FUZZ=1 CC=clang fuzz-bins
@@ -147,5 +155,8 @@ bench: $(BENCH_BINS)
 
 clean:
 	rm -rf build
+
+# Keep objects make would treat as intermediate (fuzz and bench mains).
+.SECONDARY:
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

@@ -47,17 +47,28 @@ typedef struct corral_selector {
 /* Look up a label or field value; NULL when the object has no such key. */
 typedef const char *(*corral_sel_lookup_fn)(const char *key, void *ctx);
 
-/* Parse a label selector string. Keys must be valid label keys and values
- * valid label values. On error returns CORRAL_EINVAL with a message in why. */
+/* Parse a label selector string (len bytes; s may be NULL when len is 0).
+ * Keys must be valid label keys and values valid label values; "a>1" and
+ * "a<1" (Gt/Lt) take integers. Unlike Kubernetes, "in ()" is an error.
+ * Returns 0, CORRAL_ETOOBIG past CORRAL_SEL_MAX_LEN, or CORRAL_EINVAL with a
+ * message naming the column in why (which may be NULL). On error out is
+ * empty. Keys and values are copied into a. */
 int corral_labelsel_parse(corral_arena_t *a, const char *s, size_t len, corral_selector_t *out,
                           char *why, size_t why_len);
 
 /* Parse a field selector string (=, ==, != only; keys are field paths such
- * as metadata.name or spec.nodeName; values may be empty). */
+ * as metadata.name or spec.nodeName; values may be empty and write a
+ * literal comma, '=' or backslash as \, \= or \\ ). Whitespace around
+ * paths and values is trimmed. Same returns as corral_labelsel_parse. As in
+ * Kubernetes, "f=" matches an empty field, so a lookup for field selectors
+ * should return "" (not NULL) for fields the kind has but the object leaves
+ * empty. */
 int corral_fieldsel_parse(corral_arena_t *a, const char *s, size_t len, corral_selector_t *out,
                           char *why, size_t why_len);
 
-/* Does the object described by lookup satisfy every requirement? */
+/* Does the object described by lookup satisfy every requirement? As in
+ * Kubernetes, != and notin hold when the key is absent; Gt/Lt hold only when
+ * both sides parse as int64. A NULL or empty selector matches everything. */
 bool corral_sel_matches(const corral_selector_t *sel, corral_sel_lookup_fn lookup, void *ctx);
 
 /* Convenience: match against a label map. */

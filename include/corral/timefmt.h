@@ -22,7 +22,9 @@
 int corral_time_parse(const char *s, size_t len, int64_t *unix_us);
 
 /* Format as UTC "YYYY-MM-DDTHH:MM:SSZ", or with ".ffffffZ" when micro.
- * out must hold at least 32 bytes. */
+ * Sub-second parts truncate toward the past; times outside years 0000..9999
+ * are clamped to them, so the output always parses again. out should hold
+ * at least 32 bytes (longer output is cut, still NUL-terminated). */
 void corral_time_format(int64_t unix_us, bool micro, char *out, size_t len);
 
 /* Parse a Go duration: optional sign, then one or more <decimal><unit> with
@@ -30,7 +32,8 @@ void corral_time_format(int64_t unix_us, bool micro, char *out, size_t len);
  * CORRAL_EINVAL, or CORRAL_ERANGE past ~292 years. */
 int corral_duration_parse(const char *s, size_t len, int64_t *ns);
 
-/* Format like Go's Duration.String(): "1h30m0s", "45s", "1.5s", "300ms", "0s". */
+/* Format like Go's Duration.String(): "1h30m0s", "45s", "1.5s", "300ms", "0s",
+ * "1µs" (U+00B5). At most 26 bytes with the NUL; a smaller out is cut. */
 void corral_duration_format(int64_t ns, char *out, size_t len);
 
 #endif

@@ -1,5 +1,53 @@
-/* placeholder replaced below */
-int main(void)
+/*
+ * corral: entry point and subcommand table.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#define CORRAL_VERSION "0.1.0"
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    {"validate", corral_cmd_validate,
+     "check manifests (files, directories or -) and report every error with its line"},
+};
+
+static void usage(FILE *fp)
 {
-    return 0;
+    fprintf(fp, "usage: corral <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "  %-10s %s\n", "version", "print the version");
+    fprintf(fp, "\nRun 'corral <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CORRAL_EXIT_INVALID;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return CORRAL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("corral %s\n", CORRAL_VERSION);
+        return CORRAL_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "corral: unknown command \"%s\"\n\n", cmd);
+    usage(stderr);
+    return CORRAL_EXIT_INVALID;
 }

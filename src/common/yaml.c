@@ -560,7 +560,9 @@ static void push_doc(loader_t *L, corral_doc_t **docs, size_t *n, size_t *cap, i
         *docs = corral_arena_grow(L->a, *docs, *cap * sizeof(**docs), c * sizeof(**docs));
         *cap = c;
     }
-    (*docs)[*n].root = L->root;
+    /* "---" with no content holds an empty scalar: treat it as no document. */
+    bool empty = L->root && L->root->kind == CORRAL_VAL_NULL && L->root->len == 0;
+    (*docs)[*n].root = empty ? NULL : L->root;
     (*docs)[*n].line = line;
     (*n)++;
 }

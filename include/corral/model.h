@@ -1,0 +1,558 @@
+/*
+ * The object model: typed, validated views of the Kubernetes objects Corral
+ * reads (core v1, Volcano, KServe and corral.dev kinds).
+ *
+ * An object is its value tree (raw, the source of truth, which keeps every
+ * field including ones Corral does not know, so they survive a round trip)
+ * plus a typed view decoded from it. Field names and defaults follow upstream.
+ * Everything an object points to lives in the arena it was decoded into.
+ *
+ * Decoding validates: every problem is reported to a corral_diag_t with the
+ * file, line, column and field path, and decoding continues to find the rest.
+ */
+#ifndef CORRAL_MODEL_H
+#define CORRAL_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corral/arena.h"
+#include "corral/common.h"
+#include "corral/diag.h"
+#include "corral/quantity.h"
+#include "corral/selector.h"
+#include "corral/val.h"
+
+/* --- kinds ---------------------------------------------------------------- */
+
+typedef enum corral_kind {
+    CORRAL_KIND_NAMESPACE = 0,
+    CORRAL_KIND_NODE,
+    CORRAL_KIND_POD,
+    CORRAL_KIND_EVENT,
+    CORRAL_KIND_PRIORITYCLASS,
+    CORRAL_KIND_LEASE,
+    CORRAL_KIND_CONFIGMAP,
+    CORRAL_KIND_SECRET,
+    CORRAL_KIND_QUEUE,
+    CORRAL_KIND_PODGROUP,
+    CORRAL_KIND_VCJOB,
+    CORRAL_KIND_HYPERNODE,
+    CORRAL_KIND_ISVC,
+    CORRAL_KIND_SCENARIO,
+    CORRAL_KIND_COUNT
+} corral_kind_t;
+
+typedef struct corral_kind_info {
+    corral_kind_t kind;
+    const char *group;       /* "" for the core group */
+    const char *version;     /* "v1", "v1beta1", ... */
+    const char *api_version; /* "v1" or "group/version" */
+    const char *name;        /* the Kind, e.g. "PodGroup" */
+    const char *plural;      /* resource name, e.g. "podgroups" */
+    const char *singular;
+    const char *short_names; /* comma-separated, e.g. "pg,podgroup-v1beta1"; may be "" */
+    bool namespaced;
+} corral_kind_info_t;
+
+/* Info for a kind (never NULL for a valid corral_kind_t). */
+const corral_kind_info_t *corral_kind_get(corral_kind_t k);
+/* Find by apiVersion and Kind; NULL when Corral does not know the pair. */
+const corral_kind_info_t *corral_kind_find(const char *api_version, const char *kind);
+/* Find by what a user types: plural, singular, short name or Kind, any case. */
+const corral_kind_info_t *corral_kind_find_resource(const char *name);
+
+/* --- small shared types ------------------------------------------------------ */
+
+typedef struct corral_opt_i32 {
+    bool set;
+    int32_t v;
+} corral_opt_i32_t;
+
+typedef struct corral_opt_i64 {
+    bool set;
+    int64_t v;
+} corral_opt_i64_t;
+
+typedef struct corral_res {
+    const char *name; /* "cpu", "memory", "nvidia.com/gpu", ... */
+    corral_qty_t qty;
+} corral_res_t;
+
+typedef struct corral_reslist {
+    corral_res_t *items;
+    size_t n;
+} corral_reslist_t;
+
+/* The quantity for name, or NULL. */
+const corral_qty_t *corral_reslist_get(const corral_reslist_t *l, const char *name);
+
+typedef struct corral_owner_ref {
+    const char *api_version;
+    const char *kind;
+    const char *name;
+    const char *uid;
+    bool controller;
+    bool block_owner_deletion;
+} corral_owner_ref_t;
+
+typedef struct corral_meta {
+    const char *name;
+    const char *generate_name;
+    const char *namespace; /* "default" filled in for namespaced kinds; NULL otherwise */
+    const char *uid;
+    const char *resource_version;
+    int64_t generation;
+    int64_t creation_us; /* creationTimestamp, microseconds since epoch; 0 when unset */
+    int64_t deletion_us; /* deletionTimestamp; 0 when unset */
+    corral_opt_i64_t deletion_grace_seconds;
+    corral_strmap_t labels;
+    corral_strmap_t annotations;
+    corral_strlist_t finalizers;
+    corral_owner_ref_t *owners;
+    size_t nowners;
+} corral_meta_t;
+
+typedef struct corral_condition {
+    const char *type;
+    const char *status; /* "True", "False", "Unknown" */
+    const char *reason;
+    const char *message;
+    int64_t last_transition_us;
+} corral_condition_t;
+
+typedef struct corral_conditions {
+    corral_condition_t *items;
+    size_t n;
+} corral_conditions_t;
+
+/* --- scheduling constraints ------------------------------------------------- */
+
+typedef struct corral_taint {
+    const char *key;
+    const char *value;  /* may be NULL */
+    const char *effect; /* NoSchedule, PreferNoSchedule or NoExecute */
+} corral_taint_t;
+
+typedef struct corral_toleration {
+    const char *key;          /* NULL or "" with Exists tolerates everything */
+    const char *op;           /* "Equal" (default) or "Exists" */
+    const char *value;        /* may be NULL */
+    const char *effect;       /* NULL/"" matches every effect */
+    corral_opt_i64_t seconds; /* tolerationSeconds */
+} corral_toleration_t;
+
+typedef struct corral_tolerations {
+    corral_toleration_t *items;
+    size_t n;
+} corral_tolerations_t;
+
+/* One nodeSelectorTerm: matchExpressions (labels) AND matchFields. */
+typedef struct corral_nsel_term {
+    corral_selector_t exprs;
+    corral_selector_t fields; /* only metadata.name is meaningful, as upstream */
+} corral_nsel_term_t;
+
+typedef struct corral_pref_term {
+    int32_t weight; /* 1..100 */
+    corral_nsel_term_t pref;
+} corral_pref_term_t;
+
+typedef struct corral_node_affinity {
+    corral_nsel_term_t *required; /* ORed terms; none means no requirement */
+    size_t nrequired;
+    corral_pref_term_t *preferred;
+    size_t npreferred;
+} corral_node_affinity_t;
+
+/* --- pods ------------------------------------------------------------------- */
+
+typedef struct corral_env {
+    const char *name;
+    const char *value; /* NULL when valueFrom is used */
+} corral_env_t;
+
+typedef struct corral_container {
+    const char *name;
+    const char *image;
+    const char *image_pull_policy;
+    const char *working_dir;
+    corral_strlist_t command;
+    corral_strlist_t args;
+    corral_env_t *env;
+    size_t nenv;
+    corral_reslist_t requests;
+    corral_reslist_t limits;
+} corral_container_t;
+
+typedef struct corral_pod_spec {
+    corral_container_t *containers;
+    size_t ncontainers;
+    corral_container_t *init_containers;
+    size_t ninit_containers;
+    const char *node_name;
+    const char *scheduler_name; /* default "default-scheduler" */
+    const char *priority_class_name;
+    corral_opt_i32_t priority;
+    const char *preemption_policy;
+    const char *restart_policy; /* default "Always" */
+    const char *service_account_name;
+    bool host_network;
+    int64_t termination_grace_seconds; /* default 30 */
+    corral_strmap_t node_selector;
+    corral_node_affinity_t node_affinity;
+    corral_tolerations_t tolerations;
+    corral_reslist_t overhead;
+} corral_pod_spec_t;
+
+typedef struct corral_pod_status {
+    const char *phase; /* Pending, Running, Succeeded, Failed, Unknown; NULL when unset */
+    const char *reason;
+    const char *message;
+    const char *host_ip;
+    const char *pod_ip;
+    const char *nominated_node_name;
+    int64_t start_us;
+    corral_conditions_t conditions;
+} corral_pod_status_t;
+
+typedef struct corral_pod {
+    corral_pod_spec_t spec;
+    corral_pod_status_t status;
+} corral_pod_t;
+
+/* A pod template inside a workload (Volcano Job task). */
+typedef struct corral_pod_template {
+    corral_meta_t meta; /* labels/annotations; name usually empty */
+    corral_pod_spec_t spec;
+    const corral_val_t *raw; /* the template as written, to stamp out pods */
+} corral_pod_template_t;
+
+/* Effective requests of a pod as the scheduler counts them: the larger of the
+ * sum over containers and the max over init containers, plus overhead, with
+ * limits standing in for absent requests (as the API server defaults them). */
+void corral_pod_requests(corral_arena_t *a, const corral_pod_spec_t *spec, corral_reslist_t *out);
+
+/* --- nodes ------------------------------------------------------------------ */
+
+typedef struct corral_node_address {
+    const char *type;
+    const char *address;
+} corral_node_address_t;
+
+typedef struct corral_node {
+    bool unschedulable;
+    corral_taint_t *taints;
+    size_t ntaints;
+    const char *provider_id;
+    const char *pod_cidr;
+    corral_reslist_t capacity;
+    corral_reslist_t allocatable; /* status.allocatable, else status.capacity */
+    corral_conditions_t conditions;
+    corral_node_address_t *addresses;
+    size_t naddresses;
+} corral_node_t;
+
+/* GPU link matrix from annotation corral.dev/gpu-topology ("nvidia-smi topo -m"
+ * rows separated by ';', cells by ',' or spaces). Links are ranked so that a
+ * larger number is faster: SYS 1, NODE 2, PHB 3, PXB 4, PIX 5, NV<n> 100+n;
+ * the diagonal (X) is 0. */
+#define CORRAL_GPU_TOPO_ANNOTATION "corral.dev/gpu-topology"
+#define CORRAL_GPU_TOPO_MAX        64
+
+enum {
+    CORRAL_LINK_SELF = 0,
+    CORRAL_LINK_SYS = 1,
+    CORRAL_LINK_NODE = 2,
+    CORRAL_LINK_PHB = 3,
+    CORRAL_LINK_PXB = 4,
+    CORRAL_LINK_PIX = 5,
+    CORRAL_LINK_NV = 100, /* + number of bonded NVLinks */
+};
+
+typedef struct corral_gpu_topo {
+    int n;          /* GPUs */
+    uint16_t *link; /* n*n ranks, row-major */
+} corral_gpu_topo_t;
+
+/* Parse a matrix; on error CORRAL_EINVAL with a message in why. */
+int corral_gpu_topo_parse(corral_arena_t *a, const char *s, corral_gpu_topo_t *out, char *why,
+                          size_t why_len);
+
+/* --- other core kinds ------------------------------------------------------- */
+
+typedef struct corral_namespace {
+    const char *phase; /* Active or Terminating */
+} corral_namespace_t;
+
+typedef struct corral_object_ref {
+    const char *api_version;
+    const char *kind;
+    const char *namespace;
+    const char *name;
+    const char *uid;
+    const char *resource_version;
+    const char *field_path;
+} corral_object_ref_t;
+
+typedef struct corral_event {
+    corral_object_ref_t involved;
+    const char *reason;
+    const char *message;
+    const char *type; /* Normal or Warning */
+    const char *source_component;
+    const char *source_host;
+    int64_t first_us;
+    int64_t last_us;
+    int64_t event_us; /* eventTime (MicroTime) */
+    int32_t count;
+    const char *action;
+    const char *reporting_component;
+    const char *reporting_instance;
+} corral_event_t;
+
+typedef struct corral_priorityclass {
+    int32_t value;
+    bool global_default;
+    const char *description;
+    const char *preemption_policy; /* PreemptLowerPriority (default) or Never */
+} corral_priorityclass_t;
+
+typedef struct corral_lease {
+    const char *holder_identity;
+    corral_opt_i32_t lease_duration_seconds;
+    int64_t acquire_us;
+    int64_t renew_us;
+    int32_t lease_transitions;
+} corral_lease_t;
+
+typedef struct corral_configmap {
+    corral_strmap_t data;
+    corral_strmap_t binary_data; /* base64 as written */
+    bool immutable;
+} corral_configmap_t;
+
+typedef struct corral_secret {
+    const char *type;     /* default "Opaque" */
+    corral_strmap_t data; /* base64 as written */
+    corral_strmap_t string_data;
+    bool immutable;
+} corral_secret_t;
+
+/* --- Volcano ---------------------------------------------------------------- */
+
+typedef struct corral_queue {
+    int32_t weight; /* default 1 */
+    corral_reslist_t capability;
+    corral_reslist_t deserved;
+    corral_reslist_t guarantee; /* spec.guarantee.resource */
+    bool reclaimable;           /* default true */
+    const char *parent;         /* NULL: child of the root queue */
+    int32_t priority;           /* higher is served first, reclaimed last */
+    const char *state;          /* status.state: Open, Closed, ... */
+} corral_queue_t;
+
+typedef struct corral_network_topology {
+    const char *mode; /* NULL when absent; "hard" or "soft" */
+    corral_opt_i32_t highest_tier;
+} corral_network_topology_t;
+
+typedef struct corral_task_count {
+    const char *name;
+    int32_t count;
+} corral_task_count_t;
+
+typedef struct corral_podgroup {
+    int32_t min_member; /* default 1 */
+    corral_task_count_t *min_task_member;
+    size_t nmin_task_member;
+    const char *queue; /* default "default" */
+    const char *priority_class_name;
+    corral_reslist_t min_resources;
+    corral_network_topology_t topology;
+    const char *phase; /* status.phase */
+    int32_t running, succeeded, failed;
+    corral_conditions_t conditions;
+} corral_podgroup_t;
+
+typedef struct corral_job_policy {
+    const char *event; /* PodEvicted, PodFailed, TaskCompleted, ... or "*" */
+    corral_strlist_t events;
+    const char *action; /* AbortJob, RestartJob, RestartTask, TerminateJob, CompleteJob, ... */
+    corral_opt_i32_t exit_code;
+    int64_t timeout_ns;
+} corral_job_policy_t;
+
+typedef struct corral_job_task {
+    const char *name;
+    int32_t replicas;
+    corral_opt_i32_t min_available;
+    int32_t max_retry;
+    corral_pod_template_t tmpl;
+    corral_job_policy_t *policies;
+    size_t npolicies;
+    corral_strlist_t depends_on; /* dependsOn.name */
+} corral_job_task_t;
+
+typedef struct corral_vcjob {
+    const char *scheduler_name; /* default "volcano" */
+    const char *queue;          /* default "default" */
+    const char *priority_class_name;
+    int32_t min_available; /* default: sum of task replicas (or task minAvailable) */
+    corral_opt_i32_t min_success;
+    int32_t max_retry; /* default 3 */
+    corral_opt_i32_t ttl_seconds_after_finished;
+    corral_job_task_t *tasks;
+    size_t ntasks;
+    corral_job_policy_t *policies;
+    size_t npolicies;
+    const corral_val_t *plugins; /* kept as written */
+    corral_network_topology_t topology;
+    const char *phase; /* status.state.phase */
+} corral_vcjob_t;
+
+typedef enum corral_hn_member_type {
+    CORRAL_HN_NODE = 0,
+    CORRAL_HN_HYPERNODE = 1,
+} corral_hn_member_type_t;
+
+typedef struct corral_hn_member {
+    corral_hn_member_type_t type;
+    const char *exact_name;   /* selector.exactMatch.name */
+    const char *regex;        /* selector.regexMatch.pattern (unanchored ERE) */
+    corral_selector_t labels; /* selector.labelMatch */
+    bool has_labels;
+} corral_hn_member_t;
+
+typedef struct corral_hypernode {
+    int32_t tier; /* 1 = fastest */
+    corral_hn_member_t *members;
+    size_t nmembers;
+    int32_t node_count; /* status.nodeCount */
+} corral_hypernode_t;
+
+/* --- KServe ----------------------------------------------------------------- */
+
+typedef struct corral_isvc_component {
+    bool present;
+    corral_opt_i32_t min_replicas; /* KServe default 1; 0 enables scale to zero */
+    corral_opt_i32_t max_replicas; /* 0 or unset: no explicit limit */
+    const char *scale_metric;      /* cpu, memory, concurrency, rps, gpu_utilization */
+    corral_opt_i32_t scale_target;
+    corral_opt_i32_t canary_traffic_percent;
+    corral_opt_i64_t container_concurrency;
+    corral_opt_i64_t timeout_seconds;
+    /* model: {modelFormat, runtime, storageUri, protocolVersion} plus container fields */
+    bool has_model;
+    const char *model_format;
+    const char *model_format_version;
+    const char *runtime;
+    const char *storage_uri;
+    const char *protocol_version;
+    corral_container_t model; /* args, env, resources, image of the model spec */
+    corral_container_t *containers;
+    size_t ncontainers;
+    corral_tolerations_t tolerations;
+    corral_strmap_t node_selector;
+    corral_node_affinity_t node_affinity;
+    const char *service_account_name;
+    const char *priority_class_name;
+    const char *scheduler_name;
+} corral_isvc_component_t;
+
+typedef struct corral_isvc {
+    corral_isvc_component_t predictor;
+    corral_isvc_component_t transformer;
+    const char *url; /* status.url */
+} corral_isvc_t;
+
+/* --- corral.dev Scenario ------------------------------------------------------ */
+
+typedef struct corral_obj corral_obj_t;
+
+typedef struct corral_gpu_ids_expect {
+    const char *pod;
+    int32_t *ids;
+    size_t n;
+} corral_gpu_ids_expect_t;
+
+typedef struct corral_scn_expect {
+    bool present;
+    corral_strlist_t scheduled;
+    corral_strlist_t pending;
+    corral_strlist_t evicted;
+    corral_strlist_t not_evicted;
+    corral_strmap_t bound;  /* pod -> node */
+    corral_strmap_t reason; /* pod -> substring of its pending reason */
+    corral_strlist_t *same_node;
+    size_t nsame_node;
+    corral_gpu_ids_expect_t *gpu_ids;
+    size_t ngpu_ids;
+} corral_scn_expect_t;
+
+typedef struct corral_scn_step {
+    int line; /* where the step starts, for "FAIL step N" context */
+    corral_opt_i64_t at_ns;
+    corral_obj_t **apply; /* decoded objects, same kinds as a scenario file */
+    size_t napply;
+    corral_strlist_t del;      /* "pod", "ns/pod" or "Kind/ns/name" */
+    corral_strlist_t complete; /* pods */
+    corral_scn_expect_t expect;
+} corral_scn_step_t;
+
+typedef struct corral_scenario {
+    const char *description;
+    corral_scn_step_t *steps;
+    size_t nsteps;
+} corral_scenario_t;
+
+/* --- objects ------------------------------------------------------------------ */
+
+struct corral_obj {
+    const corral_kind_info_t *info;
+    corral_val_t *raw; /* the whole object as written */
+    const char *file;  /* where it came from; may be NULL */
+    corral_meta_t meta;
+    union {
+        void *any;
+        corral_namespace_t *ns;
+        corral_node_t *node;
+        corral_pod_t *pod;
+        corral_event_t *event;
+        corral_priorityclass_t *pc;
+        corral_lease_t *lease;
+        corral_configmap_t *cm;
+        corral_secret_t *secret;
+        corral_queue_t *queue;
+        corral_podgroup_t *pg;
+        corral_vcjob_t *job;
+        corral_hypernode_t *hn;
+        corral_isvc_t *isvc;
+        corral_scenario_t *scenario;
+    } u;
+};
+
+/*
+ * Decode and validate one document. raw must stay alive as long as the object
+ * (it normally lives in the same arena a). file names the source in
+ * diagnostics (may be NULL). Errors and warnings go to diag.
+ *
+ * Returns 0 when the object is valid (warnings allowed), CORRAL_EINVAL when it
+ * has errors (*out is still filled as far as possible, or NULL when even the
+ * kind is unknown).
+ */
+int corral_obj_decode(corral_arena_t *a, corral_val_t *raw, const char *file, corral_diag_t *diag,
+                      corral_obj_t **out);
+
+/* "Kind/namespace/name", or "Kind/name" for cluster-scoped kinds, in buf. */
+const char *corral_obj_ref(const corral_obj_t *o, char *buf, size_t len);
+
+/* The value of a field selector key for this object ("metadata.name",
+ * "spec.nodeName", "status.phase", ...), or NULL when the kind does not
+ * support selecting on that field. Absent-but-supported fields give "". */
+const char *corral_obj_field(const corral_obj_t *o, const char *field);
+
+/* Is field a supported field selector for kind k (as kube-apiserver)? */
+bool corral_kind_field_supported(corral_kind_t k, const char *field);
+
+#endif

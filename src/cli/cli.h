@@ -1,0 +1,16 @@
+/*
+ * The corral command-line tool: one binary, subcommands. Each subcommand is a
+ * function taking its own argv (argv[0] is the subcommand name) and returning
+ * the process exit status: 0 success, 1 a check failed, 2 invalid input or
+ * usage.
+ */
+#ifndef CORRAL_CLI_H
+#define CORRAL_CLI_H
+
+#define CORRAL_EXIT_OK      0
+#define CORRAL_EXIT_FAIL    1
+#define CORRAL_EXIT_INVALID 2
+
+int corral_cmd_validate(int argc, char **argv);
+
+#endif
