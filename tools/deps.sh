@@ -9,7 +9,7 @@
 set -eu
 
 build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev"
-test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format cppcheck valgrind"
+test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind"
 fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
 
 case "${1:-build}" in

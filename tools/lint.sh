@@ -33,4 +33,12 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,performance,
     --inline-suppr --suppress=missingIncludeSystem -Iinclude -Isrc "${src[@]}"; then
     status=1
 fi
+echo "lint: clang-tidy"
+# Config in .clang-tidy; one process per file, as many at once as cores.
+srcs=()
+for f in "${src[@]}"; do case $f in *.c) srcs+=("$f") ;; esac; done
+inc=$(pkg-config --cflags-only-I libfyaml jansson 2>/dev/null)
+if ! printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 sh -c \
+    'clang-tidy -quiet "$@" -- -std=c17 -D_GNU_SOURCE -Iinclude -Isrc '"$inc"' 2>&1 | grep -E "(warning|error):" ; exit 0' sh \
+    | tee /dev/stderr | grep -q .; then :; else status=1; fi
 exit $status

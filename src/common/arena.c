@@ -10,7 +10,7 @@
 
 #define ARENA_ALIGN     16
 #define ARENA_FIRST     1024
-#define ARENA_MAX_CHUNK (1024 * 1024)
+#define ARENA_MAX_CHUNK ((size_t)1024 * 1024)
 
 struct corral_arena_chunk {
     corral_arena_chunk_t *next;

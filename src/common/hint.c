@@ -52,7 +52,7 @@ static void hint_fold(const char *s, char *out, size_t cap)
 
 const char *corral_hint_closest(const char *word, const char *const *cands, size_t n)
 {
-    char fw[HINT_MAX_LEN + 1], fc[HINT_MAX_LEN + 1];
+    char fw[HINT_MAX_LEN + 1] = "", fc[HINT_MAX_LEN + 1] = "";
     size_t wl = strlen(word);
     if (wl == 0 || wl > HINT_MAX_LEN)
         return NULL;

@@ -14,7 +14,7 @@
 static int read_fd(int fd, const char *path, size_t max, corral_diag_t *diag, char **data,
                    size_t *len)
 {
-    size_t cap = 64 * 1024, n = 0;
+    size_t cap = (size_t)64 * 1024, n = 0;
     char *buf = corral_malloc(cap + 1);
     for (;;) {
         if (n == cap) {
@@ -134,7 +134,8 @@ static int walk(const char *dir, const char *const *exts, size_t nexts, corral_d
         list_push(&here, p);
     }
     closedir(dp);
-    qsort(here.items, here.n, sizeof(*here.items), cmp_str);
+    if (here.n > 1)
+        qsort(here.items, here.n, sizeof(*here.items), cmp_str);
     int rc = 0;
     for (size_t i = 0; i < here.n; i++) {
         struct stat st;
@@ -159,15 +160,14 @@ int corral_path_expand(const char *path, const char *const *exts, size_t nexts, 
     file_list_t l = {*files, *nfiles, *nfiles};
     struct stat st;
     int rc = 0;
-    if (strcmp(path, "-") == 0) {
-        list_push(&l, corral_strdup(path));
-    } else if (stat(path, &st) != 0) {
+    bool is_stdin = strcmp(path, "-") == 0;
+    if (!is_stdin && stat(path, &st) != 0) {
         corral_diag_add(diag, CORRAL_SEV_ERROR, path, 0, 0, NULL, "%s", strerror(errno));
         rc = errno == ENOENT ? CORRAL_ENOENT : CORRAL_EIO;
-    } else if (S_ISDIR(st.st_mode)) {
+    } else if (!is_stdin && S_ISDIR(st.st_mode)) {
         rc = walk(path, exts, nexts, diag, &l, 0);
     } else {
-        list_push(&l, corral_strdup(path));
+        list_push(&l, corral_strdup(path)); /* a file (any name) or standard input */
     }
     *files = l.items;
     *nfiles = l.n;

@@ -138,8 +138,8 @@ void corral_val_push(corral_arena_t *a, corral_val_t *seq, corral_val_t *v)
 {
     if (seq->n == seq->cap) {
         size_t cap = seq->cap ? seq->cap * 2 : 4;
-        seq->items = corral_arena_grow(a, seq->items, seq->cap * sizeof(*seq->items),
-                                       cap * sizeof(*seq->items));
+        seq->items = corral_arena_grow(a, seq->items, seq->cap * sizeof(corral_val_t *),
+                                       cap * sizeof(corral_val_t *));
         seq->cap = cap;
     }
     seq->items[seq->n++] = v;
@@ -159,7 +159,7 @@ corral_val_t *corral_val_copy(corral_arena_t *a, const corral_val_t *v)
         c->len = v->len;
     }
     if (v->kind == CORRAL_VAL_SEQ && v->n) {
-        c->items = corral_arena_alloc(a, v->n * sizeof(*c->items));
+        c->items = corral_arena_alloc(a, v->n * sizeof(corral_val_t *));
         for (size_t i = 0; i < v->n; i++)
             c->items[i] = corral_val_copy(a, v->items[i]);
         c->n = c->cap = v->n;

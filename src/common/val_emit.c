@@ -260,7 +260,7 @@ static void yaml_scalar(const corral_val_t *v, corral_buf_t *out)
 /* Emit v at indent. inline_first: the first line continues a "- " prefix. */
 static void yaml_emit(const corral_val_t *v, corral_buf_t *out, int indent, bool inline_first)
 {
-    if (!yaml_is_block(v)) {
+    if (!v || !yaml_is_block(v)) {
         yaml_scalar(v, out);
         corral_buf_putc(out, '\n');
         return;

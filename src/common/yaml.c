@@ -450,18 +450,50 @@ static bool apply_tag(loader_t *L, corral_val_t *v, struct fy_token *tag)
     return false;
 }
 
+/*
+ * A one-line single-quoted scalar, unescaped from the source ('' is '). Done
+ * here because libfyaml 0.7.12 leaks a buffer formatting such scalars when
+ * they hold many '' escapes (reproduced with valgrind outside Corral). Returns
+ * false when the scalar spans lines (folding rules): libfyaml formats those.
+ */
+static bool single_quoted_text(loader_t *L, struct fy_event *fye, corral_val_t *v)
+{
+    /* The token's marks span the content, without the quotes. */
+    const struct fy_mark *s = fy_event_start_mark(fye), *e = fy_event_end_mark(fye);
+    if (!s || !e || s->input_pos < 1 || e->input_pos >= L->len || e->input_pos < s->input_pos)
+        return false;
+    const char *raw = L->text + s->input_pos;
+    size_t n = e->input_pos - s->input_pos;
+    if (raw[-1] != '\'' || raw[n] != '\'' || memchr(raw, '\n', n) || memchr(raw, '\r', n))
+        return false;
+    char *out = corral_arena_alloc(L->a, n + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[o++] = raw[i];
+        if (raw[i] == '\'' && i + 1 < n && raw[i + 1] == '\'')
+            i++;
+    }
+    out[o] = '\0';
+    v->s = out;
+    v->len = o;
+    return true;
+}
+
 static bool on_scalar(loader_t *L, struct fy_event *fye)
 {
     struct fy_token *tok = fye->scalar.value;
-    size_t n = 0;
-    const char *text = tok ? fy_token_get_text(tok, &n) : "";
-    if (!text)
-        text = "", n = 0;
+    enum fy_scalar_style st = tok ? fy_token_scalar_style(tok) : FYSS_PLAIN;
     corral_val_t *v = corral_val_new(L->a, CORRAL_VAL_STR);
     mark_pos(v, fye);
-    v->s = corral_arena_strndup(L->a, text, n);
-    v->len = n;
-    enum fy_scalar_style st = tok ? fy_token_scalar_style(tok) : FYSS_PLAIN;
+    if (st != FYSS_SINGLE_QUOTED || !single_quoted_text(L, fye, v)) {
+        size_t n = 0;
+        const char *text = tok ? fy_token_get_text(tok, &n) : "";
+        if (!text)
+            text = "", n = 0;
+        v->s = corral_arena_strndup(L->a, text, n);
+        v->len = n;
+    }
+    size_t n = v->len;
     v->quoted = st != FYSS_PLAIN;
     if (!v->quoted && fye->scalar.tag == NULL && strlen(v->s) == n)
         resolve_plain(v);
@@ -521,6 +553,8 @@ static bool on_start(loader_t *L, struct fy_event *fye, corral_val_kind_t kind)
 
 static void on_end(loader_t *L)
 {
+    if (L->depth == 0)
+        return; /* libfyaml never ends what it did not start; be safe anyway */
     frame_t *f = &L->stack[--L->depth];
     if (f->anchor >= 0) {
         L->anchors[f->anchor].size = L->nodes - f->nodes_at_start + 1;

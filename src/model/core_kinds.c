@@ -148,7 +148,7 @@ void corral__kind_priorityclass(corral__dec_t *d, const corral_val_t *root, corr
     const corral_val_t *v = corral_val_get(root, "value");
     if (!v)
         corral__dec_err_field(d, root, "value", "required: the priority, an integer");
-    else if (pc->value > PC_USER_MAX && (!o->meta.name || strncmp(o->meta.name, "system-", 7)))
+    else if (pc->value > PC_USER_MAX && (!o->meta.name || strncmp(o->meta.name, "system-", 7) != 0))
         corral__dec_err_field(d, v, "value",
                               "must be at most 1000000000; larger values are reserved for "
                               "system-* priority classes");

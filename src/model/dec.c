@@ -183,7 +183,7 @@ static void dec_unknown(corral__dec_t *d, const corral_val_t *key, const corral_
 bool corral__dec_map(corral__dec_t *d, const corral_val_t *v, const corral__field_t *fields,
                      size_t nfields, void *base)
 {
-    if (v && v->kind == CORRAL_VAL_NULL)
+    if (!v || v->kind == CORRAL_VAL_NULL)
         return true; /* null: every field unset */
     if (!corral__dec_expect(d, v, CORRAL_VAL_MAP))
         return false;

@@ -9,7 +9,7 @@
 
 #include "model/model_int.h"
 
-#define ANNOTATIONS_MAX_BYTES (256 * 1024)
+#define ANNOTATIONS_MAX_BYTES ((size_t)256 * 1024)
 
 static bool dns_alnum(char c)
 {
@@ -65,7 +65,7 @@ static bool suggest_name(const char *s, char *out, size_t len, bool label)
     if (n + 1 > len)
         return false;
     for (size_t i = 0; i <= n; i++)
-        out[i] = s[i] == '_' || s[i] == ' ' ? '-' : (char)tolower((unsigned char)s[i]);
+        out[i] = (char)(s[i] == '_' || s[i] == ' ' ? '-' : tolower((unsigned char)s[i]));
     if (strcmp(out, s) == 0)
         return false;
     return label ? !corral__dns1123_label_error(out) : !corral__dns1123_subdomain_error(out);
@@ -78,7 +78,7 @@ static void check_name(corral__dec_t *d, const corral_val_t *at, const char *fie
         label ? corral__dns1123_label_error(name) : corral__dns1123_subdomain_error(name);
     if (!err)
         return;
-    char fix[256];
+    char fix[256] = "";
     if (suggest_name(name, fix, sizeof(fix), label))
         corral__dec_err_field(d, at, field, "invalid name \"%s\": %s (did you mean \"%s\"?)", name,
                               err, fix);
@@ -156,7 +156,7 @@ static void check_labels(corral__dec_t *d, const corral_val_t *v, const corral_m
     }
     if (total > ANNOTATIONS_MAX_BYTES)
         corral__dec_err_field(d, av, "annotations",
-                              "total size %zu bytes is over the limit of %d bytes", total,
+                              "total size %zu bytes is over the limit of %zu bytes", total,
                               ANNOTATIONS_MAX_BYTES);
 }
 

@@ -228,3 +228,19 @@ Test(yaml, syntax_error_reports_line)
     cr_assert(strstr(first_diag(&t), "f.yaml:"), "%s", first_diag(&t));
     yt_fini(&t);
 }
+
+Test(yaml, single_quoted_scalars)
+{
+    yt_t t;
+    yt_parse(&t, "a: 'it''s'\nb: ''\nc: 'x''''y'\nd: 'multi\n  line'\ne: [' q''', 'r']\n", false);
+    cr_assert_eq(t.rc, 0);
+    corral_val_t *r = t.docs[0].root;
+    cr_assert_str_eq(corral_val_get(r, "a")->s, "it's");
+    cr_assert_str_eq(corral_val_get(r, "b")->s, "");
+    cr_assert_eq(corral_val_get(r, "b")->kind, CORRAL_VAL_STR);
+    cr_assert_str_eq(corral_val_get(r, "c")->s, "x''y");
+    cr_assert_str_eq(corral_val_get(r, "d")->s, "multi line");
+    cr_assert_str_eq(corral_val_get(r, "e")->items[0]->s, " q'");
+    cr_assert_eq(corral_val_get(r, "e")->items[0]->len, 3);
+    yt_fini(&t);
+}
