@@ -244,3 +244,21 @@ Test(yaml, single_quoted_scalars)
     cr_assert_eq(corral_val_get(r, "e")->items[0]->len, 3);
     yt_fini(&t);
 }
+
+Test(yaml, single_quoted_folding)
+{
+    yt_t t;
+    yt_parse(&t, "a: 'one  \n   two\n\n   three\n\n\n  four  '\nb: 'x\n  '\nc: 'it''s\n  ''q'''\n",
+             false);
+    cr_assert_eq(t.rc, 0);
+    corral_val_t *r = t.docs[0].root;
+    cr_assert_str_eq(corral_val_get(r, "a")->s, "one two\nthree\n\nfour  ");
+    cr_assert_str_eq(corral_val_get(r, "b")->s, "x ");
+    cr_assert_str_eq(corral_val_get(r, "c")->s, "it's 'q'");
+    yt_fini(&t);
+    /* libfyaml 0.7.12 returns "'''b' " for this; YAML 1.2 says "''b'  ". */
+    yt_parse(&t, "k: '''''b''  '\n", false);
+    cr_assert_eq(t.rc, 0);
+    cr_assert_str_eq(corral_val_get(t.docs[0].root, "k")->s, "''b'  ");
+    yt_fini(&t);
+}
