@@ -1,0 +1,182 @@
+/*
+ * The scheduling engine: a pure library. It keeps a cluster snapshot (nodes,
+ * pods, pod groups, queues, priority classes, HyperNodes), updated one object
+ * at a time in O(1) or O(log n), and runs scheduling cycles over it: each cycle
+ * returns decisions (bind a pod to a node and GPUs, evict a pod, and a pending
+ * reason for every pod it could not place).
+ *
+ * No I/O, no clocks, no threads, no globals: the current time is an argument,
+ * randomness comes from a seed in the configuration, and the same snapshot and
+ * configuration always give the same decisions. The live scheduler and the
+ * simulator call exactly these functions.
+ *
+ * Ownership: the engine copies what it keeps from the objects it is given; the
+ * caller may free them after the call. Decisions live in the engine until the
+ * next cycle (or corral_engine_free).
+ */
+#ifndef CORRAL_ENGINE_H
+#define CORRAL_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corral/diag.h"
+#include "corral/model.h"
+
+typedef struct corral_engine corral_engine_t;
+
+/* --- configuration ------------------------------------------------------------ */
+
+typedef enum corral_policy {
+    CORRAL_POLICY_CORRAL = 0, /* default: topology- and fragmentation-aware packing */
+    CORRAL_POLICY_BINPACK,    /* MostAllocated */
+    CORRAL_POLICY_SPREAD,     /* LeastAllocated (kube-scheduler's default) */
+    CORRAL_POLICY_RANDOM,     /* any feasible node, uniformly (seeded) */
+    CORRAL_POLICY_BESTFIT,    /* least leftover, summed over normalized resources */
+    CORRAL_POLICY_DOTPROD,    /* Tetris: max dot product of request and free */
+    CORRAL_POLICY_COUNT
+} corral_policy_t;
+
+typedef struct corral_sched_config {
+    /* Actions, run in this order each cycle. */
+    bool enqueue;
+    bool allocate;
+    bool backfill;
+    bool preempt;
+    bool reclaim;
+    /* Strict order (FIFO): once a job in the order of service cannot be placed,
+     * no later job starts in that cycle. */
+    bool strict_order;
+    corral_policy_t policy;
+    uint64_t seed; /* for CORRAL_POLICY_RANDOM and tie-breaking that asks for it */
+    /* Score weights of the corral policy (see docs/scheduling.md). */
+    int w_prefer;   /* preferred node affinity and PreferNoSchedule taints */
+    int w_pack;     /* GPU packing */
+    int w_topology; /* NVLink quality of the chosen GPU set */
+    int w_frag;     /* fragmentation of what is left free */
+    int w_cpu;      /* cpu/memory packing */
+    /* Eviction limits per cycle (0: unlimited). */
+    int max_evictions;
+} corral_sched_config_t;
+
+/* Fill the defaults documented in docs/scheduling.md. */
+void corral_sched_config_default(corral_sched_config_t *c);
+/* Parse a policy name ("corral", "binpack", ...); -1 when unknown. */
+int corral_policy_from_name(const char *name);
+const char *corral_policy_name(corral_policy_t p);
+
+/* --- lifecycle ------------------------------------------------------------------ */
+
+int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out);
+void corral_engine_free(corral_engine_t *e);
+void corral_engine_set_config(corral_engine_t *e, const corral_sched_config_t *cfg);
+
+/* --- snapshot updates ---------------------------------------------------------------
+ *
+ * upsert adds an object or replaces what the engine knows about it. Kinds the
+ * engine reads: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode; others
+ * are ignored (return 0). A Pod with spec.nodeName is running there (its GPUs
+ * from annotation corral.dev/gpu-ids, else chosen by the placement rule); its
+ * start time is now unless annotation corral.dev/started-at gives an offset
+ * from time zero. Problems (a pod that does not fit the node it is bound to,
+ * bad annotations) are reported to diag, which may be NULL.
+ */
+int corral_engine_upsert(corral_engine_t *e, const corral_obj_t *o, int64_t now_ns,
+                         corral_diag_t *diag);
+/* Remove an object (pods: deleted, completed or evicted; they free their
+ * resources). ns is ignored for cluster-scoped kinds. CORRAL_ENOENT if unknown. */
+int corral_engine_remove(corral_engine_t *e, corral_kind_t kind, const char *ns, const char *name);
+
+/* --- cycles ------------------------------------------------------------------------ */
+
+typedef struct corral_bind {
+    const char *ns;
+    const char *name;
+    const char *node;
+    const char *gpu_ids; /* "0,1" (as for annotation corral.dev/gpu-ids); "" when none */
+} corral_bind_t;
+
+typedef struct corral_evict {
+    const char *ns;
+    const char *name;
+    const char *reason; /* human-readable: "preempted by ns/pod (priority 100 > 10)" */
+    const char *for_ns; /* the preemptor's job */
+    const char *for_job;
+} corral_evict_t;
+
+typedef struct corral_pending {
+    const char *ns;
+    const char *name;
+    const char *reason; /* kube-scheduler style, see SCENARIOS.md */
+} corral_pending_t;
+
+typedef struct corral_group_status {
+    const char *ns;
+    const char *name;
+    const char *phase;   /* Pending, Inqueue, Running */
+    const char *message; /* condition message when not all pods could be placed */
+} corral_group_status_t;
+
+typedef struct corral_cycle_stats {
+    uint32_t placed;
+    uint32_t evicted;
+    uint32_t pending;
+    uint32_t jobs_tried;
+    uint32_t nodes_evaluated;
+} corral_cycle_stats_t;
+
+typedef struct corral_decisions {
+    corral_bind_t *binds;
+    size_t nbinds;
+    corral_evict_t *evictions;
+    size_t nevictions;
+    corral_pending_t *pending;
+    size_t npending;
+    corral_group_status_t *groups;
+    size_t ngroups;
+    corral_cycle_stats_t stats;
+} corral_decisions_t;
+
+/*
+ * Run one cycle at time now_ns. Binds are applied to the snapshot at once (the
+ * pods are running from now_ns on); evicted pods stay in the snapshot, holding
+ * their resources, until the caller removes them. *out points into the engine
+ * and is valid until the next cycle or corral_engine_free.
+ */
+int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisions_t **out);
+
+/* --- inspection (for the simulator, the CLI and tests) --------------------------------- */
+
+typedef struct corral_pod_view {
+    const char *ns;
+    const char *name;
+    bool bound;
+    bool terminating;
+    const char *node;    /* when bound */
+    const char *gpu_ids; /* when bound: "0,1", or "" */
+    int64_t start_ns;
+    const char *reason; /* last pending reason, or NULL */
+    const char *queue;
+    int32_t priority;
+} corral_pod_view_t;
+
+/* Look up a pod; CORRAL_ENOENT when unknown. Strings valid until the next call
+ * that changes the engine. */
+int corral_engine_pod(const corral_engine_t *e, const char *ns, const char *name,
+                      corral_pod_view_t *out);
+/* Visit every pod in age order (oldest first). */
+typedef void (*corral_pod_visit_fn)(const corral_pod_view_t *p, void *ctx);
+void corral_engine_each_pod(const corral_engine_t *e, corral_pod_visit_fn fn, void *ctx);
+
+typedef struct corral_engine_totals {
+    int64_t gpu_milli_capacity; /* sum over nodes, 1000 per GPU */
+    int64_t gpu_milli_used;
+    int64_t cpu_milli_capacity;
+    int64_t cpu_milli_used;
+    uint32_t nodes;
+    uint32_t pods_running;
+    uint32_t pods_pending;
+} corral_engine_totals_t;
+void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * Engine internals: the snapshot's data structures and the functions the
+ * engine's files share. Everything is plain arrays indexed by 32-bit ids;
+ * name lookups go through hash maps, but nothing that must be deterministic
+ * iterates a hash map: nodes are visited in name order, pods and groups in age
+ * order.
+ */
+#ifndef CORRAL_ENGINE_INT_H
+#define CORRAL_ENGINE_INT_H
+
+#include <regex.h>
+#include <stdint.h>
+
+#include "corral/arena.h"
+#include "corral/engine.h"
+#include "corral/hmap.h"
+
+#define NONE UINT32_MAX
+
+/* Resource dimensions. GPU is counted in milli-GPUs (a whole GPU is 1000), so
+ * whole and fractional requests add up in queue accounting. */
+enum {
+    RES_CPU = 0, /* millicores */
+    RES_MEM = 1, /* bytes */
+    RES_GPU = 2, /* milli-GPUs */
+    RES_PODS = 3,
+    RES_EPH = 4, /* ephemeral-storage bytes */
+    RES_FIXED = 5,
+    RES_MAX = 12 /* up to 7 other extended resources */
+};
+
+typedef struct rvec {
+    int64_t v[RES_MAX];
+} rvec_t;
+
+#define MAX_GPUS 64
+
+/* --- interned constraints ------------------------------------------------------- */
+
+/* A pod's node constraints, interned: pods of one job share one profile, and
+ * static predicate results are cached per (profile, node class). */
+typedef struct eprof {
+    char *key; /* canonical form, the interning key */
+    corral_kv_t *selector;
+    size_t nselector;
+    corral_nsel_term_t *required;
+    size_t nrequired;
+    corral_pref_term_t *preferred;
+    size_t npreferred;
+    corral_toleration_t *tols;
+    size_t ntols;
+    bool uses_fields; /* matchFields on metadata.name: evaluate per node */
+    int32_t *cache;   /* per node class: 0 unknown, else FIT_* code + 1 */
+    size_t ncache;
+} eprof_t;
+
+/* Static predicate outcomes, in kube-scheduler's order. */
+enum {
+    FIT_OK = 0,
+    FIT_UNSCHED = 1,
+    FIT_AFFINITY = 2,
+    FIT_TAINT = 3, /* + index of the untolerated taint in the node class */
+};
+
+/* Nodes with equal labels, taints and unschedulable share a class. */
+typedef struct ecls {
+    char *key;
+    uint32_t rep; /* a node of the class, for its labels and taints */
+} ecls_t;
+
+/* --- snapshot objects --------------------------------------------------------------- */
+
+typedef struct enode {
+    char *name;
+    bool alive;
+    corral_arena_t *arena; /* labels, taints, topology */
+    corral_kv_t *labels;
+    size_t nlabels;
+    corral_taint_t *taints;
+    size_t ntaints;
+    bool unschedulable;
+    uint32_t cls;
+    rvec_t alloc;
+    rvec_t used;
+    rvec_t nominated; /* requests of pods nominated here, not yet bound */
+    int ngpu;
+    uint16_t gpu_used[MAX_GPUS]; /* milli per GPU; 1000 = held whole */
+    uint64_t whole_mask;         /* GPUs held whole */
+    uint64_t share_mask;         /* GPUs holding shares */
+    uint64_t nominated_mask;     /* GPUs promised to nominated pods */
+    uint16_t *topo;              /* ngpu*ngpu link ranks, NULL = uniform */
+    uint32_t *pods;              /* pods bound here */
+    size_t npods, cappods;
+    uint32_t order; /* position in name order */
+} enode_t;
+
+enum { POD_PENDING = 0, POD_BOUND = 1, POD_TERMINATING = 2 };
+
+typedef struct epod {
+    char *ns, *name, *key; /* key: "ns/name" */
+    bool alive;
+    uint8_t state;
+    uint32_t group;
+    uint32_t prof;
+    char *pc_name;
+    corral_opt_i32_t spec_priority;
+    int32_t priority; /* resolved at cycle start */
+    rvec_t req;
+    uint16_t gpus;  /* whole GPUs */
+    uint16_t share; /* milli-GPU share of one GPU, 0 when none */
+    uint32_t node;
+    uint64_t gpu_mask;
+    int64_t start_ns;
+    int64_t est_ns;     /* runtime estimate, -1 when unknown */
+    int64_t min_run_ns; /* protected from eviction this long after start */
+    uint64_t age;
+    uint32_t nom_node; /* nominated node or NONE */
+    uint64_t nom_mask;
+    uint32_t held_nom_node; /* nomination suspended by a tentative bind */
+    uint64_t held_nom_mask;
+    const char *reason; /* last pending reason (cycle arena) */
+    char gpu_ids[3 * MAX_GPUS];
+} epod_t;
+
+typedef struct egroup {
+    char *ns, *name, *key;
+    bool alive;
+    bool implicit; /* a pod without a group: a gang of one */
+    bool declared; /* a PodGroup object exists (or implicit) */
+    int32_t min_member;
+    rvec_t min_res;
+    bool has_min_res;
+    char *queue_name;
+    char *pc_name;
+    int topo_mode; /* 0 none, 1 hard, 2 soft */
+    int32_t topo_tier;
+    uint64_t age;
+    uint32_t *pods;
+    size_t npods, cappods;
+    /* per cycle */
+    uint32_t queue;
+    int32_t priority;
+    const char *block; /* why the whole group is held back this cycle */
+} egroup_t;
+
+typedef struct equeue {
+    char *name;
+    bool alive;
+    bool implicit;
+    int32_t weight;
+    rvec_t cap, deserved, guarantee;
+    uint32_t cap_mask, des_mask, gua_mask; /* bit d: dimension d is set */
+    bool reclaimable;
+    char *parent_name;
+    int32_t prio;
+    /* per cycle */
+    uint32_t parent;
+    bool leaf;
+    rvec_t alloc;   /* running pods of this queue and its descendants */
+    rvec_t demand;  /* alloc + pending requests, subtree */
+    rvec_t des_eff; /* computed entitlement */
+    uint32_t depth;
+} equeue_t;
+
+typedef struct ehn_member {
+    int type; /* CORRAL_HN_NODE or CORRAL_HN_HYPERNODE */
+    char *exact;
+    bool has_regex;
+    regex_t re;
+    corral_selector_t labels; /* in the hypernode's arena */
+    bool has_labels;
+} ehn_member_t;
+
+typedef struct ehn {
+    char *name;
+    bool alive;
+    corral_arena_t *arena;
+    int32_t tier;
+    ehn_member_t *members;
+    size_t nmembers;
+    /* resolved when dirty */
+    uint32_t *nodes;
+    size_t nnodes;
+    uint64_t *bits; /* node membership bitmap by node id */
+} ehn_t;
+
+/* --- the engine ------------------------------------------------------------------------ */
+
+#define VEC(T)                                                                                     \
+    struct {                                                                                       \
+        T *items;                                                                                  \
+        size_t n, cap;                                                                             \
+    }
+
+typedef struct tentative {
+    uint32_t pod;
+} tentative_t;
+
+/* The first blocked job's reservation (backfill). */
+typedef struct reservation {
+    bool active;
+    uint32_t group;
+    int64_t t_ns;
+    /* per node: GPUs and cpu/memory promised to the reserved job */
+    uint32_t *nodes;
+    uint64_t *masks;
+    rvec_t *res;
+    size_t n;
+} reservation_t;
+
+struct corral_engine {
+    corral_sched_config_t cfg;
+    corral_arena_t keep; /* profiles, classes, interned strings: engine lifetime */
+
+    VEC(enode_t) nodes;
+    corral_hmap_t node_by_name;
+    uint32_t *node_order; /* node ids sorted by name (alive only) */
+    size_t nnode_order;
+    bool order_dirty;
+
+    VEC(epod_t) pods;
+    corral_hmap_t pod_by_key;
+    VEC(uint32_t) pod_free;
+
+    VEC(egroup_t) groups;
+    corral_hmap_t group_by_key;
+
+    VEC(equeue_t) queues;
+    corral_hmap_t queue_by_name;
+
+    VEC(int32_t) pc_values;
+    corral_hmap_t pc_by_name;
+    bool pc_dirty;
+
+    VEC(ehn_t) hns;
+    corral_hmap_t hn_by_name;
+    bool hn_dirty;
+
+    VEC(eprof_t) profs;
+    corral_hmap_t prof_by_key;
+    VEC(ecls_t) classes;
+    corral_hmap_t cls_by_key;
+
+    const char *res_names[RES_MAX];
+    int nres;
+
+    uint64_t age_seq;
+    uint64_t rng;
+    int64_t now;
+    bool dry; /* trial placements: write no pending reasons */
+
+    /* per cycle */
+    corral_arena_t cyc;
+    VEC(corral_bind_t) binds;
+    VEC(corral_evict_t) evicts;
+    VEC(corral_pending_t) pendings;
+    VEC(corral_group_status_t) gstats;
+    corral_decisions_t dec;
+    VEC(uint32_t) txn; /* pods bound tentatively in the open transaction */
+    reservation_t resv;
+    rvec_t total_alloc, total_used;
+    uint32_t nodes_alive;
+};
+
+#define VEC_PUSH(v, x)                                                                             \
+    do {                                                                                           \
+        corral_grow((void **)&(v).items, &(v).cap, (v).n + 1, sizeof(*(v).items));                 \
+        (v).items[(v).n++] = (x);                                                                  \
+    } while (0)
+
+/* --- rvec helpers ---------------------------------------------------------------------------- */
+
+static inline void rv_add(rvec_t *a, const rvec_t *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        a->v[i] += b->v[i];
+}
+
+static inline void rv_sub(rvec_t *a, const rvec_t *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        a->v[i] -= b->v[i];
+}
+
+/* --- shared functions ------------------------------------------------------------------------ */
+
+/* snapshot.c */
+int corral__res_index(corral_engine_t *e, const char *name);
+void corral__node_order(corral_engine_t *e);
+void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
+void corral__charge(corral_engine_t *e, uint32_t pid, int sign, bool queue);
+/* Promise node nid (GPUs mask) to pending pod pid; it counts as its queue's. */
+void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
+void corral__unbind(corral_engine_t *e, uint32_t pid);
+void corral__gpu_ids_str(uint64_t mask, char *out, size_t len);
+uint64_t corral__rand(corral_engine_t *e);
+
+uint32_t corral__queue_get(corral_engine_t *e, const char *name);
+
+/* predicates.c */
+int corral__static_fit(corral_engine_t *e, const epod_t *p, const enode_t *n);
+bool corral__tolerates(const eprof_t *prof, const corral_taint_t *t);
+int corral__prefer_score(const eprof_t *prof, const enode_t *n);
+/* Resource fit of pod p on node n: returns a bitmask of RES_* that are
+ * insufficient (bit 31: GPU share), 0 when it fits. Chooses GPUs into *mask. */
+uint32_t corral__res_fit(corral_engine_t *e, const epod_t *p, const enode_t *n, uint64_t *mask);
+/* The same, optionally treating the backfill reservation as taken. */
+uint32_t corral__res_fit_x(corral_engine_t *e, const epod_t *p, const enode_t *n, bool use_resv,
+                           uint64_t *mask);
+#define MISS_GPU_SHARE (1u << 31)
+#define MISS_RESERVED  (1u << 30) /* GPUs reserved for another queue */
+
+/* score.c: k[0..4], compared lexicographically, higher wins */
+void corral__score(corral_engine_t *e, const epod_t *p, const enode_t *n, uint64_t mask,
+                   int64_t k[5]);
+int corral__score_cmp(const int64_t *a, const int64_t *b);
+
+/* gpu.c */
+uint64_t corral__pick_gpus(const enode_t *n, uint64_t free, int k);
+int corral__pick_share(const enode_t *n, uint16_t share);
+int corral__set_quality(const enode_t *n, uint64_t set, int *nvsum);
+
+/* queues.c */
+void corral__queues_prepare(corral_engine_t *e);
+uint32_t corral__queue_of(corral_engine_t *e, const egroup_t *g);
+const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req);
+bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req);
+double corral__queue_share(const corral_engine_t *e, uint32_t q);
+int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b);
+
+/* place.c */
+typedef struct place_ctx {
+    bool use_resv;           /* honour the backfill reservation */
+    const uint64_t *hn_bits; /* restrict to this HyperNode's nodes, or NULL */
+} place_ctx_t;
+
+/* Outcome of trying to place a job. */
+enum { PLACE_OK = 0, PLACE_FAIL = 1, PLACE_CAPABILITY = 2, PLACE_TOPOLOGY = 3, PLACE_NOPODS = 4 };
+
+uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc, uint64_t *mask);
+/* Try to place job gid (its gang, then the rest one by one). On success the
+ * binds stay (recorded as decisions when record is true); on failure nothing
+ * changes and *why says why (cycle arena). */
+int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool record,
+                      const char **why);
+size_t corral__txn_mark(corral_engine_t *e);
+void corral__txn_bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
+void corral__txn_rollback(corral_engine_t *e, size_t mark);
+void corral__txn_record(corral_engine_t *e, size_t mark);
+const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc);
+/* Pending pods of a group, sorted by priority then age. Caller frees. */
+uint32_t *corral__group_pending(corral_engine_t *e, uint32_t gid, size_t *n, size_t *running);
+
+/* backfill.c */
+void corral__reserve(corral_engine_t *e, uint32_t gid);
+void corral__resv_clear(corral_engine_t *e);
+
+/* preempt.c */
+void corral__preempt(corral_engine_t *e, uint32_t gid, bool across_queues);
+
+/* hypernode.c */
+void corral__hn_resolve(corral_engine_t *e);
+
+#endif

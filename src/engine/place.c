@@ -1,0 +1,512 @@
+/*
+ * Placement: the best node for one pod, and whole jobs as transactions. A job
+ * (pod group) is placed gang first: at least minMember of its pods (counting
+ * those already running) bind in the same transaction or none does, so a
+ * half-placed gang never holds GPUs while it waits. The pods beyond minMember
+ * are then placed one by one as room allows.
+ *
+ * Gangs are planned "one node before two": the nodes are chosen by how many of
+ * the gang's pods each can hold, a single node that holds them all first
+ * (the tightest such node), else the fewest nodes, largest first. Groups with
+ * a network topology are tried inside one HyperNode at a time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+static bool in_bits(const uint64_t *bits, uint32_t nid)
+{
+    return !bits || (bits[nid / 64] >> (nid % 64) & 1);
+}
+
+/* --- transactions -------------------------------------------------------------------- */
+
+size_t corral__txn_mark(corral_engine_t *e)
+{
+    return e->txn.n;
+}
+
+void corral__txn_bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
+{
+    corral__bind(e, pid, nid, mask);
+    VEC_PUSH(e->txn, pid);
+}
+
+void corral__txn_rollback(corral_engine_t *e, size_t mark)
+{
+    while (e->txn.n > mark)
+        corral__unbind(e, e->txn.items[--e->txn.n]);
+}
+
+/* Turn the binds since mark into decisions and close them. */
+void corral__txn_record(corral_engine_t *e, size_t mark)
+{
+    for (size_t i = mark; i < e->txn.n; i++) {
+        epod_t *p = &e->pods.items[e->txn.items[i]];
+        p->held_nom_node = NONE; /* the nomination is fulfilled */
+        corral_bind_t b = {p->ns, p->name, e->nodes.items[p->node].name, p->gpu_ids};
+        VEC_PUSH(e->binds, b);
+        e->dec.stats.placed++;
+    }
+    e->txn.n = mark;
+}
+
+/* --- one pod ------------------------------------------------------------------------------- */
+
+static bool fits(corral_engine_t *e, const epod_t *p, uint32_t nid, const place_ctx_t *pc,
+                 uint64_t *mask)
+{
+    const enode_t *n = &e->nodes.items[nid];
+    if (!n->alive || !in_bits(pc->hn_bits, nid))
+        return false;
+    if (corral__static_fit(e, p, n) != FIT_OK)
+        return false;
+    return corral__res_fit_x(e, p, n, pc->use_resv, mask) == 0;
+}
+
+uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc, uint64_t *mask)
+{
+    const epod_t *p = &e->pods.items[pid];
+    /* A pod that preempted others goes where it made room. */
+    if (p->nom_node != NONE && fits(e, p, p->nom_node, pc, mask))
+        return p->nom_node;
+    uint32_t best = NONE;
+    int64_t bk[5], k[5];
+    uint64_t m;
+    for (size_t i = 0; i < e->nnode_order; i++) {
+        uint32_t nid = e->node_order[i];
+        e->dec.stats.nodes_evaluated++;
+        if (!fits(e, p, nid, pc, &m))
+            continue;
+        corral__score(e, p, &e->nodes.items[nid], m, k);
+        if (best == NONE || corral__score_cmp(k, bk) > 0) {
+            best = nid;
+            memcpy(bk, k, sizeof(bk));
+            *mask = m;
+        }
+    }
+    return best;
+}
+
+/* --- gangs --------------------------------------------------------------------------------- */
+
+/* How many copies of pod p node n can still take. */
+static int node_capacity(corral_engine_t *e, const epod_t *p, const enode_t *n, bool use_resv)
+{
+    uint64_t m;
+    if (corral__res_fit_x(e, p, n, use_resv, &m) != 0)
+        return 0;
+    int64_t c = 1 << 20;
+    for (int d = 0; d < e->nres; d++) {
+        if (d == RES_GPU || p->req.v[d] <= 0)
+            continue;
+        int64_t freev = n->alloc.v[d] - n->used.v[d] - n->nominated.v[d];
+        if (freev / p->req.v[d] < c)
+            c = freev / p->req.v[d];
+    }
+    if (p->gpus) {
+        uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
+        int freeg =
+            __builtin_popcountll(all & ~(n->whole_mask | n->share_mask | n->nominated_mask));
+        if (freeg / p->gpus < c)
+            c = freeg / p->gpus;
+    } else if (p->share) {
+        int64_t s = 0;
+        for (int g = 0; g < n->ngpu; g++) {
+            if (!(n->whole_mask >> g & 1))
+                s += (1000 - n->gpu_used[g]) / p->share;
+        }
+        if (s < c)
+            c = s;
+    }
+    return c < 1 ? 1 : (int)c;
+}
+
+typedef struct plan {
+    uint32_t *nodes;
+    size_t n;
+} plan_t;
+
+/* Choose nodes for `need` copies of the representative pod: the tightest
+ * single node that holds them all, else the largest nodes first. */
+static void gang_plan(corral_engine_t *e, uint32_t rep, int need, const place_ctx_t *pc,
+                      plan_t *plan)
+{
+    const epod_t *p = &e->pods.items[rep];
+    int *cap = corral_malloc((e->nnode_order + 1) * sizeof(int));
+    for (size_t i = 0; i < e->nnode_order; i++) {
+        uint64_t m;
+        uint32_t nid = e->node_order[i];
+        cap[i] =
+            fits(e, p, nid, pc, &m) ? node_capacity(e, p, &e->nodes.items[nid], pc->use_resv) : 0;
+    }
+    plan->nodes = corral_malloc((e->nnode_order + 1) * sizeof(uint32_t));
+    plan->n = 0;
+    int remaining = need;
+    while (remaining > 0) {
+        long pick = -1;
+        for (size_t i = 0; i < e->nnode_order; i++) {
+            if (cap[i] >= remaining && (pick < 0 || cap[i] < cap[pick]))
+                pick = (long)i;
+        }
+        if (pick < 0) {
+            for (size_t i = 0; i < e->nnode_order; i++) {
+                if (cap[i] > 0 && (pick < 0 || cap[i] > cap[pick]))
+                    pick = (long)i;
+            }
+        }
+        if (pick < 0)
+            break;
+        plan->nodes[plan->n++] = e->node_order[pick];
+        remaining -= cap[pick];
+        cap[pick] = 0;
+    }
+    corral_free(cap);
+}
+
+/* Place one pod: the plan's nodes first (in order), else the best node. */
+static uint32_t place_pod(corral_engine_t *e, uint32_t pid, const plan_t *plan,
+                          const place_ctx_t *pc, uint64_t *mask)
+{
+    const epod_t *p = &e->pods.items[pid];
+    if (plan) {
+        for (size_t i = 0; i < plan->n; i++) {
+            if (fits(e, p, plan->nodes[i], pc, mask))
+                return plan->nodes[i];
+        }
+    }
+    return corral__best_node(e, pid, pc, mask);
+}
+
+static int cmp_pending(const void *a, const void *b, void *ctx)
+{
+    const corral_engine_t *e = ctx;
+    const epod_t *x = &e->pods.items[*(const uint32_t *)a];
+    const epod_t *y = &e->pods.items[*(const uint32_t *)b];
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    return x->age < y->age ? -1 : x->age > y->age;
+}
+
+uint32_t *corral__group_pending(corral_engine_t *e, uint32_t gid, size_t *n, size_t *running)
+{
+    const egroup_t *g = &e->groups.items[gid];
+    uint32_t *ids = corral_malloc((g->npods + 1) * sizeof(*ids));
+    size_t k = 0, r = 0;
+    for (size_t i = 0; i < g->npods; i++) {
+        const epod_t *p = &e->pods.items[g->pods[i]];
+        if (p->state == POD_PENDING)
+            ids[k++] = g->pods[i];
+        else if (p->state == POD_BOUND)
+            r++;
+    }
+    qsort_r(ids, k, sizeof(*ids), cmp_pending, e);
+    *n = k;
+    *running = r;
+    return ids;
+}
+
+/* Bind pods[0..need) in one transaction. Returns how many were placed before
+ * the first failure (need on success, binds left open). */
+static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, int need,
+                    const place_ctx_t *pc, const char **cap_block)
+{
+    plan_t plan = {NULL, 0};
+    if (need > 1)
+        gang_plan(e, pods[0], need, pc, &plan);
+    int placed = 0;
+    for (; placed < need; placed++) {
+        uint32_t pid = pods[placed];
+        const epod_t *p = &e->pods.items[pid];
+        if (q != NONE) {
+            *cap_block = corral__capability_block(e, q, &p->req);
+            if (*cap_block || !corral__guarantee_ok(e, q, &p->req))
+                break;
+        }
+        uint64_t mask = 0;
+        uint32_t nid = place_pod(e, pid, need > 1 ? &plan : NULL, pc, &mask);
+        if (nid == NONE)
+            break;
+        corral__txn_bind(e, pid, nid, mask);
+    }
+    corral_free(plan.nodes);
+    return placed;
+}
+
+/* --- topology (HyperNodes) -------------------------------------------------------------- */
+
+typedef struct hn_cand {
+    uint32_t hn;
+    int32_t tier;
+    int64_t free_gpus;
+} hn_cand_t;
+
+static int cmp_cand(const void *a, const void *b, void *ctx)
+{
+    const corral_engine_t *e = ctx;
+    const hn_cand_t *x = a, *y = b;
+    if (x->tier != y->tier)
+        return x->tier < y->tier ? -1 : 1;
+    if (x->free_gpus != y->free_gpus)
+        return x->free_gpus < y->free_gpus ? -1 : 1;
+    return strcmp(e->hns.items[x->hn].name, e->hns.items[y->hn].name);
+}
+
+/* HyperNodes a group may use: tier limit, and holding its running pods. */
+static hn_cand_t *topo_candidates(corral_engine_t *e, const egroup_t *g, size_t *n)
+{
+    hn_cand_t *c = corral_malloc((e->hns.n + 1) * sizeof(*c));
+    size_t k = 0;
+    for (size_t i = 0; i < e->hns.n; i++) {
+        const ehn_t *h = &e->hns.items[i];
+        if (!h->alive || !h->bits || (g->topo_mode == 1 && h->tier > g->topo_tier))
+            continue;
+        bool holds = true;
+        for (size_t j = 0; j < g->npods && holds; j++) {
+            const epod_t *p = &e->pods.items[g->pods[j]];
+            if (p->state != POD_PENDING && !in_bits(h->bits, p->node))
+                holds = false;
+        }
+        if (!holds)
+            continue;
+        int64_t freeg = 0;
+        for (size_t j = 0; j < h->nnodes; j++) {
+            const enode_t *nd = &e->nodes.items[h->nodes[j]];
+            freeg += nd->alloc.v[RES_GPU] - nd->used.v[RES_GPU];
+        }
+        c[k++] = (hn_cand_t){(uint32_t)i, h->tier, freeg};
+    }
+    qsort_r(c, k, sizeof(*c), cmp_cand, e);
+    *n = k;
+    return c;
+}
+
+/* Gang inside one HyperNode. Returns placed count of the best attempt; on
+ * success the binds are left open. */
+static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_t *pods, int need,
+                            bool use_resv, const char **cap_block, bool *topo_block)
+{
+    size_t nc;
+    hn_cand_t *c = topo_candidates(e, g, &nc);
+    size_t mark = corral__txn_mark(e);
+    int best = 0;
+    for (size_t i = 0; i < nc; i++) {
+        place_ctx_t pc = {use_resv, e->hns.items[c[i].hn].bits};
+        int placed = gang_try(e, g->queue, pods, need, &pc, cap_block);
+        if (placed == need) {
+            corral_free(c);
+            return placed;
+        }
+        corral__txn_rollback(e, mark);
+        if (placed > best)
+            best = placed;
+        if (*cap_block)
+            break;
+    }
+    corral_free(c);
+    if (g->topo_mode == 1) {
+        *topo_block = !*cap_block;
+        return best;
+    }
+    place_ctx_t pc = {use_resv, NULL}; /* soft: anywhere, if no HyperNode holds it */
+    return gang_try(e, g->queue, pods, need, &pc, cap_block);
+}
+
+/* --- jobs --------------------------------------------------------------------------------- */
+
+static void set_reason(corral_engine_t *e, const uint32_t *pods, size_t n, const char *why)
+{
+    if (e->dry)
+        return;
+    for (size_t i = 0; i < n; i++)
+        e->pods.items[pods[i]].reason = why;
+}
+
+static const char *gang_reason(corral_engine_t *e, const egroup_t *g, uint32_t first, int placed,
+                               size_t running, const char *cap, bool topo)
+{
+    if (cap)
+        return corral_arena_printf(&e->cyc, "queue %s is over its capability", cap);
+    if (topo)
+        return corral_arena_printf(&e->cyc, "no HyperNode of tier <= %d can hold the pod group",
+                                   g->topo_tier);
+    if (g->min_member > 1)
+        return corral_arena_printf(
+            &e->cyc, "pod group is not ready, %d pod(s) of minMember %d can be placed",
+            (int)running + placed, g->min_member);
+    place_ctx_t pc = {false, NULL};
+    return corral__nodes_reason(e, first, &pc);
+}
+
+/* Pods beyond the gang's minimum: each on its own, as room allows. */
+static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *pods, size_t from,
+                       size_t n, bool use_resv)
+{
+    place_ctx_t pc = {use_resv, NULL};
+    for (size_t i = from; i < n; i++) {
+        uint32_t pid = pods[i];
+        epod_t *p = &e->pods.items[pid];
+        const char *cap = g->queue != NONE ? corral__capability_block(e, g->queue, &p->req) : NULL;
+        if (cap) {
+            if (!e->dry)
+                p->reason = corral_arena_printf(&e->cyc, "queue %s is over its capability", cap);
+            continue;
+        }
+        uint64_t mask = 0;
+        uint32_t nid = NONE;
+        if (g->queue == NONE || corral__guarantee_ok(e, g->queue, &p->req))
+            nid = corral__best_node(e, pid, &pc, &mask);
+        if (nid == NONE) {
+            place_ctx_t plain = {false, NULL};
+            if (!e->dry)
+                p->reason = corral__nodes_reason(e, pid, &plain);
+            continue;
+        }
+        corral__txn_bind(e, pid, nid, mask);
+    }
+}
+
+int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool record,
+                      const char **why)
+{
+    egroup_t *g = &e->groups.items[gid];
+    size_t n, running;
+    uint32_t *pods = corral__group_pending(e, gid, &n, &running);
+    *why = NULL;
+    if (n == 0) {
+        corral_free(pods);
+        return PLACE_OK;
+    }
+    int need = g->min_member - (int)running;
+    if (need < 0)
+        need = 0;
+    size_t mark = corral__txn_mark(e);
+    const char *cap = NULL;
+    bool topo = false;
+    int placed = 0;
+    if (need > 0) {
+        int tries = need > (int)n ? (int)n : need;
+        if (g->topo_mode)
+            placed = gang_in_topology(e, g, pods, tries, use_resv, &cap, &topo);
+        else {
+            place_ctx_t pc = {use_resv, NULL};
+            placed = gang_try(e, g->queue, pods, tries, &pc, &cap);
+        }
+        if (placed < need) {
+            corral__txn_rollback(e, mark);
+            *why = e->dry ? "" : gang_reason(e, g, pods[0], placed, running, cap, topo);
+            set_reason(e, pods, n, *why);
+            corral_free(pods);
+            return cap ? PLACE_CAPABILITY : topo ? PLACE_TOPOLOGY : PLACE_FAIL;
+        }
+    }
+    place_rest(e, g, pods, (size_t)need, n, use_resv);
+    if (record)
+        corral__txn_record(e, mark);
+    corral_free(pods);
+    return PLACE_OK;
+}
+
+/* --- pending reasons ------------------------------------------------------------------------ */
+
+typedef struct reason_count {
+    char *text;
+    int count;
+} reason_count_t;
+
+static void count_reason(corral_engine_t *e, reason_count_t *rc, size_t *n, const char *text)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp(rc[i].text, text) == 0) {
+            rc[i].count++;
+            return;
+        }
+    }
+    rc[*n].text = corral_arena_strdup(&e->cyc, text);
+    rc[*n].count = 1;
+    (*n)++;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void resource_reasons(corral_engine_t *e, const epod_t *p, uint32_t miss, reason_count_t *rc,
+                             size_t *nrc)
+{
+    char buf[160];
+    for (int d = 0; d < e->nres; d++) {
+        if (!(miss >> d & 1))
+            continue;
+        if (d == RES_PODS)
+            snprintf(buf, sizeof(buf), "Too many pods");
+        else if (d == RES_GPU)
+            snprintf(buf, sizeof(buf), "Insufficient nvidia.com/gpu");
+        else
+            snprintf(buf, sizeof(buf), "Insufficient %s", e->res_names[d]);
+        count_reason(e, rc, nrc, buf);
+    }
+    if (miss & MISS_GPU_SHARE)
+        count_reason(e, rc, nrc, "Insufficient corral.dev/gpu-milli");
+    (void)p;
+}
+
+/* One node's contribution: the first failing check, and every missing resource. */
+static void node_reason(corral_engine_t *e, const epod_t *p, const enode_t *n, bool reserved,
+                        reason_count_t *rc, size_t *nrc)
+{
+    char buf[600];
+    int code = corral__static_fit(e, p, n);
+    if (code == FIT_UNSCHED) {
+        count_reason(e, rc, nrc, "node(s) were unschedulable");
+    } else if (code >= FIT_TAINT) {
+        const corral_taint_t *t = &n->taints[code - FIT_TAINT];
+        snprintf(buf, sizeof(buf), "node(s) had untolerated taint {%s: %s}", t->key,
+                 t->value ? t->value : "");
+        count_reason(e, rc, nrc, buf);
+    } else if (code == FIT_AFFINITY) {
+        count_reason(e, rc, nrc, "node(s) didn't match Pod's node affinity/selector");
+    } else {
+        uint64_t m;
+        uint32_t miss = corral__res_fit_x(e, p, n, false, &m);
+        if (reserved && p->gpus && !(miss & (1u << RES_GPU)))
+            miss |= 1u << RES_GPU; /* the GPUs left are guaranteed to another queue */
+        if (reserved && p->share && !(miss & MISS_GPU_SHARE))
+            miss |= MISS_GPU_SHARE;
+        resource_reasons(e, p, miss, rc, nrc);
+    }
+}
+
+const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc)
+{
+    const epod_t *p = &e->pods.items[pid];
+    const egroup_t *g = &e->groups.items[p->group];
+    bool reserved = g->queue != NONE && !corral__guarantee_ok(e, g->queue, &p->req);
+    reason_count_t *rc = corral_malloc((size_t)(e->nres + 16 + e->nnode_order) * sizeof(*rc));
+    size_t nrc = 0, total = 0;
+    for (size_t i = 0; i < e->nnode_order; i++) {
+        uint32_t nid = e->node_order[i];
+        if (!in_bits(pc->hn_bits, nid))
+            continue;
+        total++;
+        node_reason(e, p, &e->nodes.items[nid], reserved, rc, &nrc);
+    }
+    char **parts = corral_malloc((nrc + 1) * sizeof(*parts));
+    for (size_t i = 0; i < nrc; i++)
+        parts[i] = corral_arena_printf(&e->cyc, "%d %s", rc[i].count, rc[i].text);
+    qsort(parts, nrc, sizeof(*parts), cmp_strp);
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_printf(&b, "0/%zu nodes are available", total);
+    for (size_t i = 0; i < nrc; i++)
+        corral_buf_printf(&b, "%s%s", i ? ", " : ": ", parts[i]);
+    corral_buf_putc(&b, '.');
+    const char *out = corral_arena_strdup(&e->cyc, corral_buf_str(&b));
+    corral_buf_fini(&b);
+    corral_free(parts);
+    corral_free(rc);
+    return out;
+}

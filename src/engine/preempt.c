@@ -1,0 +1,425 @@
+/*
+ * Preemption (inside a queue) and reclaim (across queues).
+ *
+ * Both look for victims that, once gone, let a pending job be placed, and
+ * evict nothing unless they do: every candidate eviction set is tested by
+ * actually placing the job on the freed state (then undone). Victims are whole
+ * units: a single pod, or a whole running gang (minMember > 1), since a gang
+ * cut below its minimum is useless. Pods still inside their
+ * corral.dev/min-runtime are protected.
+ *
+ * Preemption: victims are lower-priority pods of the same queue. A one-pod
+ * job is placed node by node: on each node, the lowest-priority victims there
+ * (ties: the most recently started) are removed until the pod fits; the node
+ * whose victims have the lowest highest priority, then the fewest victims,
+ * wins. A gang removes victims in that order cluster-wide until it fits, then
+ * gives back every victim it turns out not to need.
+ *
+ * Reclaim: only for a job whose queue stays within its deserved share with
+ * the job added; victims come from reclaimable queues above their deserved
+ * share, lowest queue priority first, then lowest pod priority, then most
+ * recently started, and never take a victim queue below its deserved share.
+ *
+ * Evicted pods keep their resources (terminating) until the caller removes
+ * them; the job is nominated onto what they free so nobody else takes it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+typedef struct unit {
+    uint32_t first; /* index into the unit-pod array */
+    uint32_t count;
+    int32_t prio;  /* highest priority among its pods */
+    int64_t start; /* latest start among its pods */
+    uint64_t age;
+    uint32_t queue;
+} unit_t;
+
+typedef struct victims {
+    unit_t *units;
+    size_t nunits;
+    uint32_t *pods; /* pods of all units, unit by unit */
+    size_t npods;
+    /* saved placements, to restore */
+    uint32_t *node;
+    uint64_t *mask;
+    int64_t *start;
+} victims_t;
+
+static bool protected_pod(const corral_engine_t *e, const epod_t *p)
+{
+    return p->min_run_ns > 0 && e->now < p->start_ns + p->min_run_ns;
+}
+
+/* A queue's share (max over resources of allocated / deserved) after adding
+ * sign * delta to what it holds; the same rule as corral__queue_share. */
+static double share_with(const corral_engine_t *e, uint32_t q, const rvec_t *delta, int sign)
+{
+    const equeue_t *x = &e->queues.items[q];
+    double share = 0;
+    for (int d = 0; d < e->nres; d++) {
+        if (d == RES_PODS || d == RES_EPH)
+            continue;
+        int64_t a = x->alloc.v[d] + (delta ? sign * delta->v[d] : 0);
+        double s = x->des_eff.v[d] > 0 ? (double)a / (double)x->des_eff.v[d] : (a > 0 ? 1.0 : 0.0);
+        share = s > share ? s : share;
+    }
+    return share;
+}
+
+static bool queue_over(const corral_engine_t *e, uint32_t q)
+{
+    return share_with(e, q, NULL, 0) > 1.0;
+}
+
+/* May pod p (of group vg) be a victim for job g? */
+static bool candidate(const corral_engine_t *e, const egroup_t *g, const epod_t *p, bool across)
+{
+    if (p->state != POD_BOUND || protected_pod(e, p))
+        return false;
+    const egroup_t *vg = &e->groups.items[p->group];
+    if (vg == g || vg->queue == NONE)
+        return false;
+    if (!across)
+        return vg->queue == g->queue && p->priority < g->priority;
+    const equeue_t *vq = &e->queues.items[vg->queue];
+    return vg->queue != g->queue && vq->reclaimable && queue_over(e, vg->queue);
+}
+
+static int cmp_unit_preempt(const unit_t *x, const unit_t *y)
+{
+    if (x->prio != y->prio)
+        return x->prio < y->prio ? -1 : 1;
+    if (x->start != y->start)
+        return x->start > y->start ? -1 : 1;
+    return x->age > y->age ? -1 : x->age < y->age;
+}
+
+static int cmp_unit(const void *a, const void *b, void *ctx)
+{
+    const corral_engine_t *e = ctx;
+    const unit_t *x = a, *y = b;
+    if (x->queue != y->queue) {
+        const equeue_t *qx = &e->queues.items[x->queue], *qy = &e->queues.items[y->queue];
+        if (qx->prio != qy->prio)
+            return qx->prio < qy->prio ? -1 : 1;
+        double sx = corral__queue_share(e, x->queue), sy = corral__queue_share(e, y->queue);
+        if (sx != sy)
+            return sx > sy ? -1 : 1;
+        return strcmp(qx->name, qy->name);
+    }
+    return cmp_unit_preempt(x, y);
+}
+
+/* Collect victim units for job gid; a gang unit only if all its running pods
+ * qualify. */
+static void collect(corral_engine_t *e, uint32_t gid, bool across, victims_t *v)
+{
+    const egroup_t *g = &e->groups.items[gid];
+    memset(v, 0, sizeof(*v));
+    v->units = corral_malloc((e->pods.n + 1) * sizeof(*v->units));
+    v->pods = corral_malloc((e->pods.n + 1) * sizeof(*v->pods));
+    for (size_t i = 0; i < e->groups.n; i++) {
+        const egroup_t *vg = &e->groups.items[i];
+        if (!vg->alive || i == gid)
+            continue;
+        bool whole = vg->min_member > 1;
+        unit_t u = {(uint32_t)v->npods, 0, INT32_MIN, INT64_MIN, vg->age, vg->queue};
+        bool ok = true;
+        for (size_t j = 0; j < vg->npods; j++) {
+            const epod_t *p = &e->pods.items[vg->pods[j]];
+            if (p->state != POD_BOUND)
+                continue;
+            if (!candidate(e, g, p, across)) {
+                ok = false;
+                continue;
+            }
+            if (!whole) {
+                unit_t s = {(uint32_t)v->npods, 1, p->priority, p->start_ns, p->age, vg->queue};
+                v->pods[v->npods++] = vg->pods[j];
+                v->units[v->nunits++] = s;
+                continue;
+            }
+            v->pods[v->npods++] = vg->pods[j];
+            u.count++;
+            u.prio = p->priority > u.prio ? p->priority : u.prio;
+            u.start = p->start_ns > u.start ? p->start_ns : u.start;
+        }
+        if (whole && u.count && ok)
+            v->units[v->nunits++] = u;
+        else if (whole)
+            v->npods = u.first;
+    }
+    qsort_r(v->units, v->nunits, sizeof(*v->units), cmp_unit, e);
+    v->node = corral_malloc((v->npods + 1) * sizeof(*v->node));
+    v->mask = corral_malloc((v->npods + 1) * sizeof(*v->mask));
+    v->start = corral_malloc((v->npods + 1) * sizeof(*v->start));
+    for (size_t i = 0; i < v->npods; i++) {
+        const epod_t *p = &e->pods.items[v->pods[i]];
+        v->node[i] = p->node;
+        v->mask[i] = p->gpu_mask;
+        v->start[i] = p->start_ns;
+    }
+}
+
+static void victims_free(victims_t *v)
+{
+    corral_free(v->units);
+    corral_free(v->pods);
+    corral_free(v->node);
+    corral_free(v->mask);
+    corral_free(v->start);
+}
+
+static void unit_remove(corral_engine_t *e, const victims_t *v, const unit_t *u)
+{
+    for (uint32_t i = u->first; i < u->first + u->count; i++)
+        corral__unbind(e, v->pods[i]);
+}
+
+static void unit_restore(corral_engine_t *e, const victims_t *v, const unit_t *u)
+{
+    for (uint32_t i = u->first; i < u->first + u->count; i++) {
+        corral__bind(e, v->pods[i], v->node[i], v->mask[i]);
+        e->pods.items[v->pods[i]].start_ns = v->start[i];
+    }
+}
+
+static bool unit_on_node(const victims_t *v, const unit_t *u, uint32_t nid)
+{
+    for (uint32_t i = u->first; i < u->first + u->count; i++) {
+        if (v->node[i] == nid)
+            return true;
+    }
+    return false;
+}
+
+/* Reclaim never takes a victim queue below its deserved share. */
+static bool reclaim_allows(const corral_engine_t *e, const victims_t *v, const unit_t *u)
+{
+    rvec_t sum;
+    memset(&sum, 0, sizeof(sum));
+    for (uint32_t i = u->first; i < u->first + u->count; i++)
+        rv_add(&sum, &e->pods.items[v->pods[i]].req, e->nres);
+    return share_with(e, u->queue, &sum, -1) >= 1.0;
+}
+
+/* Does the job fit now? (Tentative; undone before returning.) */
+static bool job_fits(corral_engine_t *e, uint32_t gid)
+{
+    size_t mark = corral__txn_mark(e);
+    const char *why;
+    bool saved = e->dry;
+    e->dry = true;
+    int r = corral__place_job(e, gid, false, false, &why);
+    bool ok = r == PLACE_OK && e->txn.n > mark;
+    e->dry = saved;
+    corral__txn_rollback(e, mark);
+    return ok;
+}
+
+typedef struct choice {
+    uint32_t pod;    /* one-pod jobs: the pod */
+    uint32_t node;   /* one-pod jobs: where it goes; NONE for gangs */
+    uint32_t *units; /* indices into v->units */
+    size_t n;
+    int32_t max_prio;
+} choice_t;
+
+/* One-pod job: victims on a single node, best node wins. */
+static bool choose_on_node(corral_engine_t *e, uint32_t pid, const victims_t *v, bool across,
+                           choice_t *best)
+{
+    const epod_t *p = &e->pods.items[pid];
+    uint32_t *picked = corral_malloc((v->nunits + 1) * sizeof(*picked));
+    bool found = false;
+    for (size_t oi = 0; oi < e->nnode_order; oi++) {
+        uint32_t nid = e->node_order[oi];
+        const enode_t *n = &e->nodes.items[nid];
+        if (corral__static_fit(e, p, n) != FIT_OK)
+            continue;
+        size_t k = 0;
+        bool fits = false;
+        int32_t maxp = INT32_MIN;
+        uint64_t m;
+        for (size_t u = 0; u < v->nunits && !fits; u++) {
+            const unit_t *un = &v->units[u];
+            if (!unit_on_node(v, un, nid) || (across && !reclaim_allows(e, v, un)))
+                continue;
+            unit_remove(e, v, un);
+            picked[k++] = (uint32_t)u;
+            maxp = un->prio > maxp ? un->prio : maxp;
+            fits = corral__res_fit(e, p, n, &m) == 0;
+        }
+        for (size_t i = k; i-- > 0;)
+            unit_restore(e, v, &v->units[picked[i]]);
+        if (!fits || k == 0)
+            continue;
+        if (!found || maxp < best->max_prio || (maxp == best->max_prio && k < best->n)) {
+            corral_free(best->units);
+            best->units = corral_malloc(k * sizeof(uint32_t));
+            memcpy(best->units, picked, k * sizeof(uint32_t));
+            best->n = k;
+            best->node = nid;
+            best->pod = pid;
+            best->max_prio = maxp;
+            found = true;
+        }
+    }
+    corral_free(picked);
+    return found;
+}
+
+/* Gang: remove units in order until the job fits, then give back the ones it
+ * does not need (newest removal first). */
+static bool choose_global(corral_engine_t *e, uint32_t gid, const victims_t *v, bool across,
+                          choice_t *best)
+{
+    uint32_t *picked = corral_malloc((v->nunits + 1) * sizeof(*picked));
+    size_t k = 0;
+    bool fits = false;
+    for (size_t u = 0; u < v->nunits && !fits; u++) {
+        if (across && !reclaim_allows(e, v, &v->units[u]))
+            continue;
+        unit_remove(e, v, &v->units[u]);
+        picked[k++] = (uint32_t)u;
+        fits = job_fits(e, gid);
+    }
+    if (!fits) {
+        for (size_t i = k; i-- > 0;)
+            unit_restore(e, v, &v->units[picked[i]]);
+        corral_free(picked);
+        return false;
+    }
+    size_t keep = 0;
+    bool *needed = corral_calloc(k + 1, sizeof(bool));
+    for (size_t i = k; i-- > 0;) {
+        unit_restore(e, v, &v->units[picked[i]]);
+        if (job_fits(e, gid))
+            continue; /* not needed: stays restored */
+        unit_remove(e, v, &v->units[picked[i]]);
+        needed[i] = true;
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (needed[i])
+            picked[keep++] = picked[i];
+    }
+    for (size_t i = keep; i-- > 0;)
+        unit_restore(e, v, &v->units[picked[i]]);
+    corral_free(needed);
+    best->units = picked;
+    best->n = keep;
+    best->node = NONE;
+    return keep > 0;
+}
+
+/* Evict the chosen units and nominate the job onto the room they free. */
+static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const choice_t *c,
+                   bool across)
+{
+    const egroup_t *g = &e->groups.items[gid];
+    for (size_t i = 0; i < c->n; i++)
+        unit_remove(e, v, &v->units[c->units[i]]);
+    size_t mark = corral__txn_mark(e);
+    if (c->node != NONE) {
+        /* One pod: it goes where its victims were. */
+        uint64_t m = 0;
+        const epod_t *p = &e->pods.items[c->pod];
+        if (corral__res_fit(e, p, &e->nodes.items[c->node], &m) == 0)
+            corral__txn_bind(e, c->pod, c->node, m);
+    } else {
+        const char *why;
+        bool saved = e->dry;
+        e->dry = true;
+        corral__place_job(e, gid, false, false, &why);
+        e->dry = saved;
+    }
+    uint32_t *nom_pod = corral_malloc((e->txn.n - mark + 1) * sizeof(uint32_t));
+    uint32_t *nom_node = corral_malloc((e->txn.n - mark + 1) * sizeof(uint32_t));
+    uint64_t *nom_mask = corral_malloc((e->txn.n - mark + 1) * sizeof(uint64_t));
+    size_t nn = 0;
+    for (size_t i = mark; i < e->txn.n; i++, nn++) {
+        const epod_t *p = &e->pods.items[e->txn.items[i]];
+        nom_pod[nn] = e->txn.items[i];
+        nom_node[nn] = p->node;
+        nom_mask[nn] = p->gpu_mask;
+    }
+    corral__txn_rollback(e, mark);
+    for (size_t i = 0; i < c->n; i++) {
+        const unit_t *u = &v->units[c->units[i]];
+        unit_restore(e, v, u);
+        for (uint32_t j = u->first; j < u->first + u->count; j++) {
+            epod_t *p = &e->pods.items[v->pods[j]];
+            p->state = POD_TERMINATING;
+            /* Leaving: no longer its queue's for fairness decisions. */
+            corral__charge(e, v->pods[j], -1, true);
+            rv_add(&e->total_used, &p->req, e->nres); /* still holds the node */
+            corral_evict_t ev = {p->ns, p->name, NULL, g->ns, g->name};
+            ev.reason =
+                across ? corral_arena_printf(&e->cyc, "reclaimed by queue %s for %s/%s",
+                                             g->queue_name, g->ns, g->name)
+                       : corral_arena_printf(&e->cyc, "preempted by %s/%s (priority %d over %d)",
+                                             g->ns, g->name, g->priority, p->priority);
+            VEC_PUSH(e->evicts, ev);
+            e->dec.stats.evicted++;
+        }
+    }
+    for (size_t i = 0; i < nn; i++)
+        corral__nominate(e, nom_pod[i], nom_node[i], nom_mask[i]);
+    corral_free(nom_pod);
+    corral_free(nom_node);
+    corral_free(nom_mask);
+}
+
+/* Reclaim only for a job that keeps its queue within its deserved share. */
+static bool within_deserved(corral_engine_t *e, uint32_t gid)
+{
+    const egroup_t *g = &e->groups.items[gid];
+    rvec_t need;
+    memset(&need, 0, sizeof(need));
+    int count = 0;
+    for (size_t i = 0; i < g->npods; i++) {
+        const epod_t *p = &e->pods.items[g->pods[i]];
+        if (p->state == POD_PENDING && count < (g->min_member > 1 ? g->min_member : 1)) {
+            rv_add(&need, &p->req, e->nres);
+            count++;
+        }
+    }
+    return share_with(e, g->queue, &need, 1) <= 1.0;
+}
+
+void corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
+{
+    const egroup_t *g = &e->groups.items[gid];
+    if (g->queue == NONE)
+        return;
+    size_t n, running;
+    uint32_t *pods = corral__group_pending(e, gid, &n, &running);
+    bool nominated = false;
+    for (size_t i = 0; i < n; i++)
+        nominated |= e->pods.items[pods[i]].nom_node != NONE;
+    int need = g->min_member - (int)running;
+    if (n == 0 || nominated || (across && !within_deserved(e, gid))) {
+        corral_free(pods);
+        return;
+    }
+    victims_t v;
+    collect(e, gid, across, &v);
+    choice_t c = {NONE, NONE, NULL, 0, 0};
+    bool ok = false;
+    if (v.nunits > 0) {
+        /* Preemption of a one-pod job looks node by node; reclaim follows
+         * its global victim order (queue, then pod priority, then age). */
+        if (!across && need <= 1 && n >= 1)
+            ok = choose_on_node(e, pods[0], &v, across, &c);
+        else
+            ok = choose_global(e, gid, &v, across, &c);
+    }
+    if (ok)
+        commit(e, gid, &v, &c, across);
+    corral_free(c.units);
+    victims_free(&v);
+    corral_free(pods);
+}

@@ -1,0 +1,252 @@
+/*
+ * Queues: the hierarchy, what each queue holds and wants, its entitlement
+ * (deserved), its share, and the rules that cap it (capability) or protect
+ * others from it (guarantee). Semantics are SCENARIOS.md's:
+ *
+ *  - A queue that sets deserved gets it. Every other queue first receives its
+ *    guarantee; the rest of its parent's amount is water-filled by weight over
+ *    the queues whose demand exceeds their guarantee, each capped by its
+ *    capability and its demand. Computed per resource, level by level.
+ *  - share = max over resources of allocated / deserved (Volcano's rule: a
+ *    zero entitlement with something allocated counts as 1).
+ *  - Order of service: at each level of the tree, higher queue priority
+ *    first, then lower share, then name.
+ */
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+#define INF64 INT64_MAX
+
+uint32_t corral__queue_of(corral_engine_t *e, const egroup_t *g)
+{
+    uint32_t id;
+    if (!corral_hmap_get(&e->queue_by_name, g->queue_name, &id) || !e->queues.items[id].alive)
+        return NONE;
+    return id;
+}
+
+static void resolve_tree(corral_engine_t *e)
+{
+    for (size_t i = 0; i < e->queues.n; i++) {
+        equeue_t *q = &e->queues.items[i];
+        uint32_t p = NONE;
+        q->parent = NONE;
+        q->leaf = true;
+        if (q->alive && q->parent_name && corral_hmap_get(&e->queue_by_name, q->parent_name, &p) &&
+            e->queues.items[p].alive && p != i)
+            q->parent = p;
+    }
+    /* Break cycles: a queue whose ancestry loops becomes top-level. */
+    for (size_t i = 0; i < e->queues.n; i++) {
+        uint32_t cur = (uint32_t)i;
+        int depth = 0;
+        while (cur != NONE && depth <= 64) {
+            cur = e->queues.items[cur].parent;
+            depth++;
+        }
+        if (depth > 64)
+            e->queues.items[i].parent = NONE;
+        e->queues.items[i].depth = (uint32_t)(depth - 1);
+    }
+    for (size_t i = 0; i < e->queues.n; i++) {
+        equeue_t *q = &e->queues.items[i];
+        if (q->alive && q->parent != NONE)
+            e->queues.items[q->parent].leaf = false;
+    }
+}
+
+static void add_up(corral_engine_t *e, uint32_t q, const rvec_t *r, bool demand)
+{
+    for (; q != NONE; q = e->queues.items[q].parent)
+        rv_add(demand ? &e->queues.items[q].demand : &e->queues.items[q].alloc, r, e->nres);
+}
+
+static void tally(corral_engine_t *e)
+{
+    for (size_t i = 0; i < e->queues.n; i++) {
+        memset(&e->queues.items[i].alloc, 0, sizeof(rvec_t));
+        memset(&e->queues.items[i].demand, 0, sizeof(rvec_t));
+    }
+    for (size_t i = 0; i < e->groups.n; i++) {
+        egroup_t *g = &e->groups.items[i];
+        if (g->alive)
+            g->queue = corral__queue_of(e, g);
+    }
+    for (size_t i = 0; i < e->pods.n; i++) {
+        const epod_t *p = &e->pods.items[i];
+        if (!p->alive)
+            continue;
+        uint32_t q = e->groups.items[p->group].queue;
+        if (q == NONE)
+            continue;
+        /* Terminating pods are leaving; nominated pods are as good as placed. */
+        if (p->state == POD_TERMINATING)
+            continue;
+        add_up(e, q, &p->req, true);
+        if (p->state == POD_BOUND || p->nom_node != NONE)
+            add_up(e, q, &p->req, false);
+    }
+}
+
+/* Water-fill amount r over the children of parent (NONE: top level), one
+ * resource dimension d at a time. */
+static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail)
+{
+    uint32_t kids[256];
+    size_t nk = 0;
+    for (size_t i = 0; i < e->queues.n && nk < 256; i++) {
+        const equeue_t *q = &e->queues.items[i];
+        if (q->alive && q->parent == parent)
+            kids[nk++] = (uint32_t)i;
+    }
+    int64_t r = avail;
+    bool active[256];
+    int64_t room[256];
+    for (size_t i = 0; i < nk; i++) {
+        equeue_t *q = &e->queues.items[kids[i]];
+        int64_t g = (q->gua_mask >> d & 1) ? q->guarantee.v[d] : 0;
+        q->des_eff.v[d] = (q->des_mask >> d & 1) ? q->deserved.v[d] : g;
+        r -= q->des_eff.v[d];
+        int64_t cap = (q->cap_mask >> d & 1) ? q->cap.v[d] : INF64;
+        int64_t want = q->demand.v[d] < cap ? q->demand.v[d] : cap;
+        active[i] = !(q->des_mask >> d & 1) && q->demand.v[d] > g;
+        room[i] = want > q->des_eff.v[d] ? want - q->des_eff.v[d] : 0;
+        if (room[i] == 0)
+            active[i] = false;
+    }
+    while (r > 0) {
+        int64_t wsum = 0;
+        for (size_t i = 0; i < nk; i++)
+            wsum += active[i] ? e->queues.items[kids[i]].weight : 0;
+        if (wsum == 0)
+            break;
+        bool capped = false;
+        int64_t given = 0;
+        for (size_t i = 0; i < nk; i++) {
+            if (!active[i])
+                continue;
+            equeue_t *q = &e->queues.items[kids[i]];
+            int64_t part = (int64_t)((__int128)r * q->weight / wsum);
+            if (part >= room[i]) {
+                part = room[i];
+                active[i] = false;
+                capped = true;
+            }
+            q->des_eff.v[d] += part;
+            room[i] -= part;
+            given += part;
+        }
+        r -= given;
+        if (!capped || given == 0)
+            break;
+    }
+    for (size_t i = 0; i < nk; i++)
+        fill_level(e, kids[i], d, e->queues.items[kids[i]].des_eff.v[d]);
+}
+
+void corral__queues_prepare(corral_engine_t *e)
+{
+    corral__queue_get(e, "default"); /* always exists */
+    resolve_tree(e);
+    tally(e);
+    memset(&e->total_alloc, 0, sizeof(e->total_alloc));
+    memset(&e->total_used, 0, sizeof(e->total_used));
+    for (size_t i = 0; i < e->nodes.n; i++) {
+        const enode_t *n = &e->nodes.items[i];
+        if (n->alive) {
+            rv_add(&e->total_alloc, &n->alloc, e->nres);
+            rv_add(&e->total_used, &n->used, e->nres);
+        }
+    }
+    for (size_t i = 0; i < e->queues.n; i++)
+        memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
+    for (int d = 0; d < e->nres; d++)
+        fill_level(e, NONE, d, e->total_alloc.v[d]);
+}
+
+const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req)
+{
+    for (; q != NONE; q = e->queues.items[q].parent) {
+        const equeue_t *x = &e->queues.items[q];
+        for (int d = 0; d < e->nres; d++) {
+            if ((x->cap_mask >> d & 1) && req->v[d] > 0 && x->alloc.v[d] + req->v[d] > x->cap.v[d])
+                return x->name;
+        }
+    }
+    return NULL;
+}
+
+/* Unmet guarantee of queue s (what it is promised but does not hold). */
+static int64_t unmet(const equeue_t *s, int d)
+{
+    if (!(s->gua_mask >> d & 1))
+        return 0;
+    return s->guarantee.v[d] > s->alloc.v[d] ? s->guarantee.v[d] - s->alloc.v[d] : 0;
+}
+
+bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req)
+{
+    for (int d = 0; d < e->nres; d++) {
+        if (req->v[d] <= 0 || d == RES_PODS)
+            continue;
+        int64_t reserved = 0;
+        /* Along q's path, every sibling subtree keeps its unmet guarantee. */
+        for (uint32_t c = q; c != NONE; c = e->queues.items[c].parent) {
+            uint32_t parent = e->queues.items[c].parent;
+            for (size_t i = 0; i < e->queues.n; i++) {
+                const equeue_t *s = &e->queues.items[i];
+                if (i != c && s->alive && s->parent == parent)
+                    reserved += unmet(s, d);
+            }
+        }
+        if (reserved && e->total_alloc.v[d] - e->total_used.v[d] - req->v[d] < reserved)
+            return false;
+    }
+    return true;
+}
+
+double corral__queue_share(const corral_engine_t *e, uint32_t q)
+{
+    const equeue_t *x = &e->queues.items[q];
+    double share = 0;
+    for (int d = 0; d < e->nres; d++) {
+        if (d == RES_PODS || d == RES_EPH)
+            continue;
+        double s;
+        if (x->des_eff.v[d] > 0)
+            s = (double)x->alloc.v[d] / (double)x->des_eff.v[d];
+        else
+            s = x->alloc.v[d] > 0 ? 1.0 : 0.0;
+        if (s > share)
+            share = s;
+    }
+    return share;
+}
+
+static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
+{
+    const equeue_t *x = &e->queues.items[a], *y = &e->queues.items[b];
+    if (x->prio != y->prio)
+        return x->prio > y->prio ? -1 : 1;
+    double sa = corral__queue_share(e, a), sb = corral__queue_share(e, b);
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
+{
+    uint32_t pa[66], pb[66];
+    int na = 0, nb = 0;
+    for (uint32_t c = a; c != NONE && na < 65; c = e->queues.items[c].parent)
+        pa[na++] = c;
+    for (uint32_t c = b; c != NONE && nb < 65; c = e->queues.items[c].parent)
+        pb[nb++] = c;
+    /* Walk from the root down to the first level where the paths part. */
+    while (na > 0 && nb > 0 && pa[na - 1] == pb[nb - 1])
+        na--, nb--;
+    if (na == 0 || nb == 0)
+        return na - nb;
+    return level_cmp(e, pa[na - 1], pb[nb - 1]);
+}
