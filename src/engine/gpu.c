@@ -6,13 +6,15 @@
  * least connected to the other free GPUs, and pack shares onto the GPU with
  * the least room that still fits.
  */
+#include <string.h>
+
 #include "engine/engine_int.h"
 
 #define SEARCH_LIMIT 20000 /* k-subsets examined before falling back to greedy */
 
 static inline int link_at(const enode_t *n, int a, int b)
 {
-    return n->topo ? n->topo[a * n->ngpu + b] : CORRAL_LINK_NV;
+    return n->topo ? n->topo[(size_t)a * (size_t)n->ngpu + (size_t)b] : CORRAL_LINK_NV;
 }
 
 static inline int nv_count(int rank)
@@ -116,6 +118,8 @@ static uint64_t greedy_set(const enode_t *n, uint64_t free, int k)
             if (w > bw || (w == bw && v > bv))
                 best = g, bw = w, bv = v;
         }
+        if (best < 0)
+            break;
         set |= 1ULL << best;
     }
     return set;
@@ -139,6 +143,7 @@ uint64_t corral__pick_gpus(const enode_t *n, uint64_t free, int k)
         return m;
     }
     search_t s;
+    memset(&s, 0, sizeof(s));
     s.n = n;
     s.nfree = 0;
     for (int g = 0; g < n->ngpu; g++) {

@@ -56,7 +56,7 @@ static void resolve_one(corral_engine_t *e, uint32_t id, uint8_t *state, size_t 
                 continue;
             if (state[j] == 0)
                 resolve_one(e, (uint32_t)j, state, words);
-            if (state[j] == 2)
+            if (state[j] == 2 && c->bits)
                 for (size_t w = 0; w < words; w++)
                     h->bits[w] |= c->bits[w];
         }

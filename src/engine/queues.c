@@ -237,7 +237,7 @@ static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
 
 int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
 {
-    uint32_t pa[66], pb[66];
+    uint32_t pa[66] = {0}, pb[66] = {0};
     int na = 0, nb = 0;
     for (uint32_t c = a; c != NONE && na < 65; c = e->queues.items[c].parent)
         pa[na++] = c;

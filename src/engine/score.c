@@ -55,8 +55,8 @@ static int64_t leftover_quality(const enode_t *n, uint64_t taken)
         if (!(free >> a & 1))
             continue;
         for (int b = a + 1; b < n->ngpu; b++) {
-            if ((free >> b & 1) && n->topo[a * n->ngpu + b] > best)
-                best = n->topo[a * n->ngpu + b];
+            if ((free >> b & 1) && n->topo[(size_t)a * (size_t)n->ngpu + (size_t)b] > best)
+                best = n->topo[(size_t)a * (size_t)n->ngpu + (size_t)b];
         }
     }
     return best;
@@ -70,7 +70,7 @@ static void score_corral(corral_engine_t *e, const epod_t *p, const enode_t *n, 
         int nv;
         k[1] = -free_whole(n, mask);
         k[2] = corral__set_quality(n, mask, &nv);
-        k[3] = nv * 1000 + leftover_quality(n, mask);
+        k[3] = (int64_t)nv * 1000 + leftover_quality(n, mask);
     } else if (p->share) {
         int g = __builtin_ctzll(mask);
         k[1] = n->gpu_used[g] + p->share;

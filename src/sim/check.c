@@ -31,8 +31,8 @@ int corral__sim_remove_job(scn_t *s, const char *ns, const char *name)
     /* Its pods are <job>-<task>-<index>: find them among the job objects. */
     for (size_t i = 0; i < s->nobjs; i++) {
         const corral_obj_t *o = s->objs[i];
-        if (o->info->kind != CORRAL_KIND_VCJOB || strcmp(o->meta.name, name) ||
-            strcmp(o->meta.namespace, ns))
+        if (o->info->kind != CORRAL_KIND_VCJOB || strcmp(o->meta.name, name) != 0 ||
+            strcmp(o->meta.namespace, ns) != 0)
             continue;
         corral_obj_t *pg, **pods;
         size_t n;
@@ -138,7 +138,8 @@ static void check_gpus(scn_t *s, int step, const corral_scn_expect_t *ex)
         corral_buf_init(&w);
         for (size_t j = 0; j < g->n; j++)
             corral_buf_printf(&w, "%s%d", j ? "," : "", want[j]);
-        if (!lookup(s, g->pod, ns, name, &v) || !v.bound || strcmp(v.gpu_ids, corral_buf_str(&w)))
+        if (!lookup(s, g->pod, ns, name, &v) || !v.bound ||
+            strcmp(v.gpu_ids, corral_buf_str(&w)) != 0)
             fail(s, step, "gpuIds %s = [%s]: %s", g->pod, corral_buf_str(&w),
                  describe(s, ns, name));
         corral_buf_fini(&w);
@@ -149,12 +150,10 @@ static void check_gpus(scn_t *s, int step, const corral_scn_expect_t *ex)
         const char *node = NULL;
         bool ok = true;
         for (size_t j = 0; j < grp->n && ok; j++) {
-            if (!lookup(s, grp->items[j], ns, name, &v) || !v.bound)
-                ok = false;
-            else if (node && strcmp(node, v.node) != 0)
-                ok = false;
-            else
-                node = v.node;
+            bool here = lookup(s, grp->items[j], ns, name, &v) && v.bound &&
+                        (!node || strcmp(node, v.node) == 0);
+            ok = here;
+            node = here ? v.node : node;
         }
         if (!ok) {
             corral_buf_t b;

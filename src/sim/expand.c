@@ -60,7 +60,7 @@ int corral_vcjob_expand(corral_arena_t *a, const corral_obj_t *job, corral_obj_t
     for (size_t i = 0; i < j->ntasks; i++)
         total += j->tasks[i].replicas > 0 ? (size_t)j->tasks[i].replicas : 0;
     *pg = make_podgroup(a, job);
-    *pods = corral_arena_alloc(a, (total + 1) * sizeof(**pods));
+    *pods = corral_arena_alloc(a, (total + 1) * sizeof(corral_obj_t *));
     *npods = 0;
     for (size_t i = 0; i < j->ntasks; i++) {
         const corral_job_task_t *t = &j->tasks[i];

@@ -34,7 +34,7 @@ static int load(scn_t *s)
     size_t ndocs;
     if (corral_yaml_parse(&s->a, data, len, s->path, NULL, &s->diag, &docs, &ndocs) != 0)
         return CORRAL_EINVAL;
-    s->objs = corral_arena_alloc(&s->a, (ndocs + 1) * sizeof(*s->objs));
+    s->objs = corral_arena_alloc(&s->a, (ndocs + 1) * sizeof(corral_obj_t *));
     for (size_t i = 0; i < ndocs; i++) {
         if (!docs[i].root)
             continue;
@@ -66,7 +66,7 @@ static void check_immutable(scn_t *s, const corral_obj_t *o)
     const corral_val_t *spec = corral_val_get(o->raw, "spec");
     uint32_t id;
     if (!corral_hmap_get(&s->specs, key, &id)) {
-        VEC_PUSH(s->spec_vals, spec);
+        VEC_PUSH(s->spec_vals, spec); /* NOLINT(bugprone-sizeof-expression): pointers */
         corral_hmap_put(&s->specs, corral_arena_strdup(&s->a, key), (uint32_t)(s->spec_vals.n - 1));
         return;
     }
