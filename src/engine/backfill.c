@@ -40,7 +40,7 @@ static ev_t *end_events(corral_engine_t *e, size_t *n)
     size_t k = 0;
     for (size_t i = 0; i < e->pods.n; i++) {
         const epod_t *p = &e->pods.items[i];
-        if (!p->alive || p->state == POD_PENDING)
+        if (!p->alive || !POD_PLACED(p))
             continue;
         int64_t end;
         if (p->state == POD_TERMINATING)

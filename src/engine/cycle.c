@@ -262,9 +262,11 @@ static void finish(corral_engine_t *e)
     size_t k = 0;
     for (size_t i = 0; i < e->pods.n; i++) {
         epod_t *p = &e->pods.items[i];
-        if (!p->alive || p->state != POD_PENDING)
+        if (!p->alive || POD_PLACED(p))
             continue;
         const egroup_t *g = &e->groups.items[p->group];
+        if (p->state == POD_FOREIGN)
+            p->reason = "not scheduled by Corral: spec.schedulerName names another scheduler";
         if (!p->reason)
             p->reason = g->block ? g->block : "not considered in this cycle";
         ids[k++] = (uint32_t)i;

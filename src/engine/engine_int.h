@@ -94,7 +94,10 @@ typedef struct enode {
     uint32_t order; /* position in name order */
 } enode_t;
 
-enum { POD_PENDING = 0, POD_BOUND = 1, POD_TERMINATING = 2 };
+/* FOREIGN: pending, but for another scheduler (spec.schedulerName): it exists
+ * and is never placed by Corral. */
+enum { POD_PENDING = 0, POD_BOUND = 1, POD_TERMINATING = 2, POD_FOREIGN = 3 };
+#define POD_PLACED(p) ((p)->state == POD_BOUND || (p)->state == POD_TERMINATING)
 
 typedef struct epod {
     char *ns, *name, *key; /* key: "ns/name" */

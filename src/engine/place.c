@@ -266,7 +266,7 @@ static hn_cand_t *topo_candidates(corral_engine_t *e, const egroup_t *g, size_t 
         bool holds = true;
         for (size_t j = 0; j < g->npods && holds; j++) {
             const epod_t *p = &e->pods.items[g->pods[j]];
-            if (p->state != POD_PENDING && !in_bits(h->bits, p->node))
+            if (POD_PLACED(p) && !in_bits(h->bits, p->node))
                 holds = false;
         }
         if (!holds)

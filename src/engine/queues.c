@@ -81,7 +81,7 @@ static void tally(corral_engine_t *e)
         if (q == NONE)
             continue;
         /* Terminating pods are leaving; nominated pods are as good as placed. */
-        if (p->state == POD_TERMINATING)
+        if (p->state == POD_TERMINATING || p->state == POD_FOREIGN)
             continue;
         add_up(e, q, &p->req, true);
         if (p->state == POD_BOUND || p->nom_node != NONE)

@@ -623,7 +623,7 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 void corral__unbind(corral_engine_t *e, uint32_t pid)
 {
     epod_t *p = &e->pods.items[pid];
-    if (p->state == POD_PENDING)
+    if (!POD_PLACED(p))
         return;
     enode_t *n = &e->nodes.items[p->node];
     rv_sub(&n->used, &p->req, RES_MAX);
@@ -817,7 +817,7 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     snprintf(key, kn, "%s/%s", o->meta.namespace, o->meta.name);
     uint32_t pid;
     bool known = corral_hmap_get(&e->pod_by_key, key, &pid);
-    if (done || (!bound && !ours(src->spec.scheduler_name))) {
+    if (done) {
         corral_free(key);
         if (known)
             corral_engine_remove(e, CORRAL_KIND_POD, o->meta.namespace, o->meta.name);
@@ -828,8 +828,10 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
         epod_t *p = &e->pods.items[pid];
         p->est_ns = ann_duration(o, ANN_ESTIMATE, -1, diag);
         p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
-        if (p->state == POD_PENDING && bound)
+        if ((p->state == POD_PENDING || p->state == POD_FOREIGN) && bound) {
+            p->state = POD_PENDING;
             return bind_prebound(e, pid, o, diag);
+        }
         return 0;
     }
     pid = new_pod_slot(e);
@@ -852,6 +854,8 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     p->prof = intern_prof(e, &src->spec);
     corral_hmap_put(&e->pod_by_key, p->key, pid);
     pod_group(e, pid, o);
+    if (!bound && !ours(src->spec.scheduler_name))
+        p->state = POD_FOREIGN;
     if (!bound)
         return 0;
     int64_t saved = e->now;
@@ -1074,7 +1078,7 @@ static void pod_view(const corral_engine_t *e, const epod_t *p, corral_pod_view_
     memset(v, 0, sizeof(*v));
     v->ns = p->ns;
     v->name = p->name;
-    v->bound = p->state != POD_PENDING;
+    v->bound = POD_PLACED(p);
     v->terminating = p->state == POD_TERMINATING;
     v->node = v->bound ? e->nodes.items[p->node].name : NULL;
     v->gpu_ids = v->bound ? p->gpu_ids : NULL;
@@ -1139,7 +1143,7 @@ void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
         const epod_t *p = &e->pods.items[i];
         if (!p->alive)
             continue;
-        if (p->state == POD_PENDING)
+        if (!POD_PLACED(p))
             out->pods_pending++;
         else
             out->pods_running++;
