@@ -1,7 +1,7 @@
 /*
  * bench/sched: scheduling throughput of the engine on a synthetic cluster.
  *
- *   build/bench/sched --nodes N --pods M [--seed S] [--policy NAME] [--gang G]
+ *   build/bench/sched --nodes N --pods M [--seed S] [--policy NAME] [--gang G] [--hold 1]
  *
  * Cluster: N nodes with 8 GPUs each, a third NVSwitch (all NV18), a third
  * DGX-1 style hybrid cube-mesh, a third PCIe with NVLink pairs; 3 queues with
@@ -9,7 +9,8 @@
  * 10 s apart): single pods asking for 1, 2, 4 or 8 GPUs and gangs of 2-64
  * one-GPU pods; each runs 20-200 virtual seconds. All actions and the default
  * policy are on. Afterwards a single gang of G one-GPU pods (default 1024) is
- * placed on the emptied cluster.
+ * placed on the emptied cluster. With --hold 1 pods never finish, so the
+ * snapshot ends up holding all M pods (running or pending): the memory test.
  *
  * Prints one JSON object: placements_per_sec (placements / engine time),
  * cycle_ms_p50, cycle_ms_p99, gang_ms, peak_rss_mib and the inputs.
@@ -23,6 +24,7 @@
 
 typedef struct bench {
     corral_arena_t a;
+    corral_arena_t tmp; /* per object: the engine copies what it keeps */
     corral_engine_t *e;
     uint64_t rng;
     int64_t now;
@@ -125,7 +127,7 @@ typedef struct running {
 /* A pod asking for gpus GPUs, optionally in group grp, in queue q. */
 static void add_pod(bench_t *b, const char *name, int gpus, const char *grp, const char *queue)
 {
-    corral_arena_t *a = &b->a;
+    corral_arena_t *a = &b->tmp;
     corral_obj_t o;
     memset(&o, 0, sizeof(o));
     corral_pod_t p;
@@ -152,6 +154,7 @@ static void add_pod(bench_t *b, const char *name, int gpus, const char *grp, con
     p.spec.ncontainers = 1;
     o.u.pod = &p;
     corral_engine_upsert(b->e, &o, b->now, NULL);
+    corral_arena_reset(&b->tmp);
 }
 
 static void add_group(bench_t *b, const char *name, int members, const char *queue)
@@ -194,7 +197,6 @@ static int submit(bench_t *b, int *made, int max, int *gangs)
 {
     static const char *const queues[] = {"q1", "q2", "q3"};
     const char *q = queues[rnd(b) % 3];
-    char *name;
     if (rnd(b) % 6 == 0) {
         int size = 2 + (int)(rnd(b) % 63);
         if (size > max - *made)
@@ -204,21 +206,24 @@ static int submit(bench_t *b, int *made, int max, int *gangs)
         char *g = corral_arena_printf(&b->a, "gang-%d", (*gangs)++);
         add_group(b, g, size, q);
         for (int i = 0; i < size; i++) {
-            name = corral_arena_printf(&b->a, "%s-%d", g, i);
-            add_pod(b, name, 1, g, q);
+            char buf[64];
+            snprintf(buf, sizeof(buf), "%s-%d", g, i);
+            add_pod(b, buf, 1, g, q);
         }
         *made += size;
         return size;
     }
     static const int sizes[] = {1, 1, 1, 2, 2, 4, 8};
-    name = corral_arena_printf(&b->a, "pod-%d", *made);
-    add_pod(b, name, sizes[rnd(b) % 7], NULL, q);
+    char buf[64];
+    snprintf(buf, sizeof(buf), "pod-%d", *made);
+    add_pod(b, buf, sizes[rnd(b) % 7], NULL, q);
     (*made)++;
     return 1;
 }
 
 typedef struct opts {
     int nodes, pods, gang;
+    int hold; /* pods never finish: measures a full snapshot */
     uint64_t seed;
     corral_policy_t policy;
 } opts_t;
@@ -227,6 +232,7 @@ static bench_t *bench_new(const opts_t *o)
 {
     bench_t *b = corral_calloc(1, sizeof(*b));
     corral_arena_init(&b->a);
+    corral_arena_init(&b->tmp);
     b->rng = o->seed ? o->seed : 1;
     corral_sched_config_t cfg;
     corral_sched_config_default(&cfg);
@@ -246,6 +252,7 @@ static void bench_free(bench_t *b)
 {
     corral_engine_free(b->e);
     corral_arena_fini(&b->a);
+    corral_arena_fini(&b->tmp);
     corral_free(b);
 }
 
@@ -261,7 +268,7 @@ static void run_workload(bench_t *b, const opts_t *o, double *cycle_ms, int *ncy
     *engine_ms = 0;
     while (made < o->pods || (nrun > 0 && *ncycles < 1000)) {
         b->now += 10LL * 1000000000LL;
-        for (size_t i = 0; i < nrun;) {
+        for (size_t i = 0; !o->hold && i < nrun;) {
             if (run[i].end <= b->now) {
                 corral_engine_remove(b->e, CORRAL_KIND_POD, run[i].ns, run[i].name);
                 run[i] = run[--nrun];
@@ -283,7 +290,7 @@ static void run_workload(bench_t *b, const opts_t *o, double *cycle_ms, int *ncy
             run[nrun++] =
                 (running_t){(char *)d->binds[i].ns, (char *)d->binds[i].name, b->now + dur};
         }
-        if (made >= o->pods && d->nbinds == 0 && d->npending == 0)
+        if (made >= o->pods && d->nbinds == 0 && (d->npending == 0 || o->hold))
             break;
     }
     corral_free(run);
@@ -294,8 +301,11 @@ static double gang_ms(const opts_t *o, int *placed)
 {
     bench_t *b = bench_new(o);
     add_group(b, "big", o->gang, "q1");
-    for (int i = 0; i < o->gang; i++)
-        add_pod(b, corral_arena_printf(&b->a, "big-%d", i), 1, "big", "q1");
+    for (int i = 0; i < o->gang; i++) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "big-%d", i);
+        add_pod(b, buf, 1, "big", "q1");
+    }
     const corral_decisions_t *d;
     double t0 = now_ms();
     corral_engine_cycle(b->e, 1, &d);
@@ -320,6 +330,8 @@ static int parse(int argc, char **argv, opts_t *o)
             o->nodes = (int)strtol(v, NULL, 10);
         else if (!strcmp(argv[i], "--pods"))
             o->pods = (int)strtol(v, NULL, 10);
+        else if (!strcmp(argv[i], "--hold"))
+            o->hold = (int)strtol(v, NULL, 10);
         else if (!strcmp(argv[i], "--gang"))
             o->gang = (int)strtol(v, NULL, 10);
         else if (!strcmp(argv[i], "--seed"))
@@ -350,12 +362,13 @@ int main(int argc, char **argv)
     qsort(cycles, (size_t)n, sizeof(double), cmp_double);
     int gang_placed = 0;
     double g = o.gang > 0 ? gang_ms(&o, &gang_placed) : 0;
-    printf("{\"nodes\": %d, \"pods\": %d, \"seed\": %llu, \"policy\": \"%s\", \"cycles\": %d, "
+    printf("{\"nodes\": %d, \"pods\": %d, \"hold\": %d, \"seed\": %llu, \"policy\": \"%s\", "
+           "\"cycles\": %d, "
            "\"placements\": %ld, \"engine_ms\": %.1f, \"placements_per_sec\": %.0f, "
            "\"cycle_ms_p50\": %.2f, \"cycle_ms_p99\": %.2f, \"gang_pods\": %d, "
            "\"gang_placed\": %d, \"gang_ms\": %.2f, \"peak_rss_mib\": %.1f}\n",
-           o.nodes, o.pods, (unsigned long long)o.seed, corral_policy_name(o.policy), n, placed,
-           engine_ms, engine_ms > 0 ? (double)placed / (engine_ms / 1000.0) : 0,
+           o.nodes, o.pods, o.hold, (unsigned long long)o.seed, corral_policy_name(o.policy), n,
+           placed, engine_ms, engine_ms > 0 ? (double)placed / (engine_ms / 1000.0) : 0,
            n ? cycles[n / 2] : 0, n ? cycles[(n * 99) / 100] : 0, o.gang, gang_placed, g,
            (double)peak_rss_kib() / 1024.0);
     corral_free(cycles);

@@ -160,8 +160,8 @@ typedef struct corral_pod_view {
     int32_t priority;
 } corral_pod_view_t;
 
-/* Look up a pod; CORRAL_ENOENT when unknown. Strings valid until the next call
- * that changes the engine. */
+/* Look up a pod; CORRAL_ENOENT when unknown. Strings are valid until the next
+ * call that changes the engine, except gpu_ids: until the next pod view. */
 int corral_engine_pod(const corral_engine_t *e, const char *ns, const char *name,
                       corral_pod_view_t *out);
 /* Visit every pod in age order (oldest first). */

@@ -14,6 +14,8 @@
 
 #include "engine/engine_int.h"
 
+#define MAX_VICTIM_SEARCHES 64
+
 static int32_t pc_value(const corral_engine_t *e, const char *name, bool *found)
 {
     uint32_t id;
@@ -63,6 +65,7 @@ static void reset_cycle(corral_engine_t *e, int64_t now)
 {
     e->now = now;
     corral_arena_reset(&e->cyc);
+    e->version++; /* cached reasons lived in the arena just reset */
     e->binds.n = e->evicts.n = e->pendings.n = e->gstats.n = 0;
     e->txn.n = 0;
     memset(&e->dec, 0, sizeof(e->dec));
@@ -327,13 +330,18 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     if (e->cfg.allocate)
         allocate(e, qj, order, &norder);
     corral__resv_clear(e);
-    for (size_t i = 0; e->cfg.preempt && i < norder; i++) {
+    corral__victim_prep(e);
+    /* Each victim search replays placements; the most important jobs get the
+     * searches when many wait (MAX_VICTIM_SEARCHES per action per cycle). */
+    int tries = 0;
+    for (size_t i = 0; e->cfg.preempt && i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
         if (has_pending(e, &e->groups.items[order[i]]))
-            corral__preempt(e, order[i], false);
+            tries += corral__preempt(e, order[i], false);
     }
-    for (size_t i = 0; e->cfg.reclaim && i < norder; i++) {
+    tries = 0;
+    for (size_t i = 0; e->cfg.reclaim && i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
         if (has_pending(e, &e->groups.items[order[i]]))
-            corral__preempt(e, order[i], true);
+            tries += corral__preempt(e, order[i], true);
     }
     for (size_t i = 0; i < e->queues.n; i++)
         corral_free(qj[i].jobs);

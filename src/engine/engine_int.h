@@ -92,7 +92,17 @@ typedef struct enode {
     uint32_t *pods;              /* pods bound here */
     size_t npods, cappods;
     uint32_t order; /* position in name order */
+    /* GPU set choices depend only on (free GPUs, how many): remembered, since
+     * every pod evaluates every node and nodes change one at a time. */
+    struct gpu_pick {
+        uint64_t free; /* key; 0 = empty slot */
+        uint64_t set;
+        int32_t worst, nvsum, leftover;
+    } picks[9];
 } enode_t;
+
+/* A node's chosen k-GPU set from free, with its scoring facts (cached). */
+const struct gpu_pick *corral__gpu_pick(const enode_t *n, uint64_t free, int k);
 
 /* FOREIGN: pending, but for another scheduler (spec.schedulerName): it exists
  * and is never placed by Corral. */
@@ -122,7 +132,6 @@ typedef struct epod {
     uint32_t held_nom_node; /* nomination suspended by a tentative bind */
     uint64_t held_nom_mask;
     const char *reason; /* last pending reason (cycle arena) */
-    char gpu_ids[3 * MAX_GPUS];
 } epod_t;
 
 typedef struct egroup {
@@ -163,6 +172,7 @@ typedef struct equeue {
     rvec_t demand;  /* alloc + pending requests, subtree */
     rvec_t des_eff; /* computed entitlement */
     uint32_t depth;
+    int32_t min_run_prio; /* lowest priority among its running pods */
 } equeue_t;
 
 typedef struct ehn_member {
@@ -247,6 +257,17 @@ struct corral_engine {
     const char *res_names[RES_MAX];
     int nres;
 
+    /* Nodes by how many whole GPUs they have free: pods asking for more
+     * than any node has fail without a scan (common when the cluster is full). */
+    uint32_t free_hist[MAX_GPUS + 1];
+    /* Bumped on every bind/unbind: cached pending reasons are for one state. */
+    uint64_t version;
+    corral_hmap_t reason_cache; /* "prof|req" -> index into reason_vals */
+    VEC(const char *) reason_vals;
+    uint64_t reason_version;
+
+    char view_ids[3 * MAX_GPUS]; /* gpu ids of the last pod view */
+
     uint64_t age_seq;
     uint64_t rng;
     int64_t now;
@@ -288,6 +309,9 @@ static inline void rv_sub(rvec_t *a, const rvec_t *b, int n)
 /* --- shared functions ------------------------------------------------------------------------ */
 
 /* snapshot.c */
+int corral__free_whole(const enode_t *n);
+void corral__hist(corral_engine_t *e, const enode_t *n, int sign);
+int corral__max_free_whole(const corral_engine_t *e);
 int corral__res_index(corral_engine_t *e, const char *name);
 void corral__node_order(corral_engine_t *e);
 void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
@@ -358,8 +382,9 @@ uint32_t *corral__group_pending(corral_engine_t *e, uint32_t gid, size_t *n, siz
 void corral__reserve(corral_engine_t *e, uint32_t gid);
 void corral__resv_clear(corral_engine_t *e);
 
-/* preempt.c */
-void corral__preempt(corral_engine_t *e, uint32_t gid, bool across_queues);
+/* preempt.c: preempt returns true when it had to search for victims */
+void corral__victim_prep(corral_engine_t *e);
+bool corral__preempt(corral_engine_t *e, uint32_t gid, bool across);
 
 /* hypernode.c */
 void corral__hn_resolve(corral_engine_t *e);

@@ -125,6 +125,42 @@ static uint64_t greedy_set(const enode_t *n, uint64_t free, int k)
     return set;
 }
 
+/* Best pair link among GPUs left free: "can a 2-GPU job still run well". */
+static int leftover_quality(const enode_t *n, uint64_t free)
+{
+    if (!n->topo || __builtin_popcountll(free) < 2)
+        return 0;
+    int best = 0;
+    for (int a = 0; a < n->ngpu; a++) {
+        if (!(free >> a & 1))
+            continue;
+        for (int b = a + 1; b < n->ngpu; b++) {
+            if ((free >> b & 1) && link_at(n, a, b) > best)
+                best = link_at(n, a, b);
+        }
+    }
+    return best;
+}
+
+const struct gpu_pick *corral__gpu_pick(const enode_t *n, uint64_t free, int k)
+{
+    static const struct gpu_pick none = {0, 0, 0, 0, 0};
+    if (k < 1 || k > 8 || free == 0)
+        return &none;
+    /* The cache is a memo of a pure function of the node's topology: it
+     * changes no observable state, so const callers may fill it. */
+    struct gpu_pick *c = (struct gpu_pick *)&n->picks[k];
+    if (c->free == free && c->set)
+        return c;
+    c->free = free;
+    c->set = corral__pick_gpus(n, free, k);
+    int nv = 0;
+    c->worst = corral__set_quality(n, c->set, &nv);
+    c->nvsum = nv;
+    c->leftover = leftover_quality(n, free & ~c->set);
+    return c;
+}
+
 uint64_t corral__pick_gpus(const enode_t *n, uint64_t free, int k)
 {
     int nfree = __builtin_popcountll(free);

@@ -46,7 +46,10 @@ void corral__txn_record(corral_engine_t *e, size_t mark)
     for (size_t i = mark; i < e->txn.n; i++) {
         epod_t *p = &e->pods.items[e->txn.items[i]];
         p->held_nom_node = NONE; /* the nomination is fulfilled */
-        corral_bind_t b = {p->ns, p->name, e->nodes.items[p->node].name, p->gpu_ids};
+        char ids[3 * MAX_GPUS];
+        corral__gpu_ids_str(p->gpu_mask, ids, sizeof(ids));
+        corral_bind_t b = {p->ns, p->name, e->nodes.items[p->node].name,
+                           corral_arena_strdup(&e->cyc, ids)};
         VEC_PUSH(e->binds, b);
         e->dec.stats.placed++;
     }
@@ -72,6 +75,8 @@ uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *
     /* A pod that preempted others goes where it made room. */
     if (p->nom_node != NONE && fits(e, p, p->nom_node, pc, mask))
         return p->nom_node;
+    if (p->gpus > corral__max_free_whole(e))
+        return NONE; /* no node has that many GPUs free */
     uint32_t best = NONE;
     int64_t bk[5], k[5];
     uint64_t m;
@@ -214,6 +219,9 @@ static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, int ne
                     const place_ctx_t *pc, const char **cap_block)
 {
     plan_t plan = {NULL, 0};
+    const epod_t *first = &e->pods.items[pods[0]];
+    if (first->gpus > corral__max_free_whole(e) && first->nom_node == NONE)
+        return 0; /* not even its first pod fits anywhere: skip the planning */
     if (need > 1)
         gang_plan(e, pods[0], need, pc, &plan);
     int placed = 0;
@@ -480,11 +488,34 @@ static void node_reason(corral_engine_t *e, const epod_t *p, const enode_t *n, b
     }
 }
 
+/* Pods with the same constraints and request get the same reason in the same
+ * cluster state: remember it until anything binds or unbinds. */
+static const char *reason_cached(corral_engine_t *e, const epod_t *p, const place_ctx_t *pc,
+                                 bool reserved, char *key, size_t len)
+{
+    if (e->reason_version != e->version) {
+        corral_hmap_fini(&e->reason_cache);
+        corral_hmap_init(&e->reason_cache);
+        e->reason_vals.n = 0;
+        e->reason_version = e->version;
+    }
+    size_t o = (size_t)snprintf(key, len, "%u|%d|%p|%u|%u", p->prof, reserved,
+                                (const void *)pc->hn_bits, p->gpus, p->share);
+    for (int d = 0; d < e->nres && o < len; d++)
+        o += (size_t)snprintf(key + o, len - o, "|%lld", (long long)p->req.v[d]);
+    uint32_t id;
+    return corral_hmap_get(&e->reason_cache, key, &id) ? e->reason_vals.items[id] : NULL;
+}
+
 const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc)
 {
     const epod_t *p = &e->pods.items[pid];
     const egroup_t *g = &e->groups.items[p->group];
     bool reserved = g->queue != NONE && !corral__guarantee_ok(e, g->queue, &p->req);
+    char key[512];
+    const char *hit = reason_cached(e, p, pc, reserved, key, sizeof(key));
+    if (hit)
+        return hit;
     reason_count_t *rc = corral_malloc((size_t)(e->nres + 16 + e->nnode_order) * sizeof(*rc));
     size_t nrc = 0, total = 0;
     for (size_t i = 0; i < e->nnode_order; i++) {
@@ -508,5 +539,8 @@ const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_c
     corral_buf_fini(&b);
     corral_free(parts);
     corral_free(rc);
+    VEC_PUSH(e->reason_vals, out);
+    corral_hmap_put(&e->reason_cache, corral_arena_strdup(&e->cyc, key),
+                    (uint32_t)(e->reason_vals.n - 1));
     return out;
 }

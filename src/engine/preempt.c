@@ -390,11 +390,38 @@ static bool within_deserved(corral_engine_t *e, uint32_t gid)
     return share_with(e, g->queue, &need, 1) <= 1.0;
 }
 
-void corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
+/* Cheap tests that no victim can exist, before looking at any pod. */
+static bool hopeless(corral_engine_t *e, const egroup_t *g, bool across)
+{
+    if (!across) /* someone of lower priority must run in the job's queue */
+        return e->queues.items[g->queue].min_run_prio >= g->priority;
+    for (size_t q = 0; q < e->queues.n; q++) {
+        const equeue_t *x = &e->queues.items[q];
+        if (q != g->queue && x->alive && x->leaf && x->reclaimable && queue_over(e, (uint32_t)q))
+            return false;
+    }
+    return true;
+}
+
+void corral__victim_prep(corral_engine_t *e)
+{
+    for (size_t q = 0; q < e->queues.n; q++)
+        e->queues.items[q].min_run_prio = INT32_MAX;
+    for (size_t i = 0; i < e->pods.n; i++) {
+        const epod_t *p = &e->pods.items[i];
+        if (!p->alive || p->state != POD_BOUND)
+            continue;
+        uint32_t q = e->groups.items[p->group].queue;
+        if (q != NONE && p->priority < e->queues.items[q].min_run_prio)
+            e->queues.items[q].min_run_prio = p->priority;
+    }
+}
+
+bool corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
 {
     const egroup_t *g = &e->groups.items[gid];
-    if (g->queue == NONE)
-        return;
+    if (g->queue == NONE || hopeless(e, g, across))
+        return false;
     size_t n, running;
     uint32_t *pods = corral__group_pending(e, gid, &n, &running);
     bool nominated = false;
@@ -403,7 +430,7 @@ void corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
     int need = g->min_member - (int)running;
     if (n == 0 || nominated || (across && !within_deserved(e, gid))) {
         corral_free(pods);
-        return;
+        return false;
     }
     victims_t v;
     collect(e, gid, across, &v);
@@ -422,4 +449,5 @@ void corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
     corral_free(c.units);
     victims_free(&v);
     corral_free(pods);
+    return true;
 }

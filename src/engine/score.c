@@ -67,10 +67,18 @@ static void score_corral(corral_engine_t *e, const epod_t *p, const enode_t *n, 
 {
     k[0] = corral__prefer_score(&e->profs.items[p->prof], n);
     if (p->gpus) {
-        int nv;
+        uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
+        uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);
+        const struct gpu_pick *c = p->gpus <= 8 ? corral__gpu_pick(n, free, p->gpus) : NULL;
         k[1] = -free_whole(n, mask);
-        k[2] = corral__set_quality(n, mask, &nv);
-        k[3] = (int64_t)nv * 1000 + leftover_quality(n, mask);
+        if (c && c->set == mask) {
+            k[2] = c->worst;
+            k[3] = (int64_t)c->nvsum * 1000 + c->leftover;
+        } else {
+            int nv;
+            k[2] = corral__set_quality(n, mask, &nv);
+            k[3] = (int64_t)nv * 1000 + leftover_quality(n, mask);
+        }
     } else if (p->share) {
         int g = __builtin_ctzll(mask);
         k[1] = n->gpu_used[g] + p->share;

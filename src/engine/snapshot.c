@@ -162,6 +162,8 @@ void corral_engine_free(corral_engine_t *e)
     corral_hmap_fini(&e->hn_by_name);
     corral_hmap_fini(&e->prof_by_key);
     corral_hmap_fini(&e->cls_by_key);
+    corral_hmap_fini(&e->reason_cache);
+    corral_free(e->reason_vals.items);
     corral_arena_fini(&e->keep);
     corral_arena_fini(&e->cyc);
     corral_free(e);
@@ -219,6 +221,27 @@ static void to_rvec(corral_engine_t *e, const corral_reslist_t *l, rvec_t *out, 
 }
 
 /* --- nodes ---------------------------------------------------------------------- */
+
+int corral__free_whole(const enode_t *n)
+{
+    uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
+    return __builtin_popcountll(all & ~(n->whole_mask | n->share_mask));
+}
+
+void corral__hist(corral_engine_t *e, const enode_t *n, int sign)
+{
+    if (n->alive)
+        e->free_hist[corral__free_whole(n)] += (uint32_t)sign;
+}
+
+int corral__max_free_whole(const corral_engine_t *e)
+{
+    for (int f = MAX_GPUS; f > 0; f--) {
+        if (e->free_hist[f])
+            return f;
+    }
+    return 0;
+}
 
 static int cmp_kv(const void *a, const void *b)
 {
@@ -291,6 +314,7 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
     enode_t *n = &e->nodes.items[id];
     if (!n->alive)
         e->order_dirty = true;
+    corral__hist(e, n, -1);
     n->alive = true;
     corral_arena_free(n->arena);
     n->arena = corral_arena_new();
@@ -317,7 +341,10 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
         n->ngpu = MAX_GPUS;
     n->alloc.v[RES_GPU] = (int64_t)n->ngpu * 1000;
     node_topology(n, o, diag);
+    memset(n->picks, 0, sizeof(n->picks)); /* topology may have changed */
     n->cls = node_class(e, id);
+    corral__hist(e, n, 1);
+    e->version++;
     e->hn_dirty = true;
     return 0;
 }
@@ -604,6 +631,8 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
     p->start_ns = e->now;
     rv_add(&n->used, &p->req, RES_MAX);
     corral__charge(e, pid, 1, !had_nom);
+    corral__hist(e, n, -1);
+    e->version++;
     for (int g = 0; g < n->ngpu; g++) {
         if (!(mask >> g & 1))
             continue;
@@ -615,9 +644,9 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
             n->whole_mask |= 1ULL << g;
         }
     }
+    corral__hist(e, n, 1);
     corral_grow((void **)&n->pods, &n->cappods, n->npods + 1, sizeof(*n->pods));
     n->pods[n->npods++] = pid;
-    corral__gpu_ids_str(mask, p->gpu_ids, sizeof(p->gpu_ids));
 }
 
 void corral__unbind(corral_engine_t *e, uint32_t pid)
@@ -629,6 +658,8 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     rv_sub(&n->used, &p->req, RES_MAX);
     bool held = p->held_nom_node != NONE;
     corral__charge(e, pid, -1, !held);
+    corral__hist(e, n, -1);
+    e->version++;
     for (int g = 0; g < n->ngpu; g++) {
         if (!(p->gpu_mask >> g & 1))
             continue;
@@ -641,6 +672,7 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
             n->whole_mask &= ~(1ULL << g);
         }
     }
+    corral__hist(e, n, 1);
     for (size_t i = 0; i < n->npods; i++) {
         if (n->pods[i] == pid) {
             n->pods[i] = n->pods[--n->npods];
@@ -650,7 +682,6 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     p->state = POD_PENDING;
     p->node = NONE;
     p->gpu_mask = 0;
-    p->gpu_ids[0] = '\0';
     if (held) {
         nominate_set(e, p, p->held_nom_node, p->held_nom_mask);
         p->held_nom_node = NONE;
@@ -1022,8 +1053,10 @@ static int remove_node(corral_engine_t *e, const char *name)
         if (e->pods.items[i].alive && e->pods.items[i].nom_node == nid)
             nominate_clear(e, &e->pods.items[i]);
     }
+    corral__hist(e, n, -1);
     n->alive = false;
     memset(&n->used, 0, sizeof(n->used));
+    e->version++;
     e->order_dirty = true;
     e->hn_dirty = true;
     return 0;
@@ -1081,7 +1114,10 @@ static void pod_view(const corral_engine_t *e, const epod_t *p, corral_pod_view_
     v->bound = POD_PLACED(p);
     v->terminating = p->state == POD_TERMINATING;
     v->node = v->bound ? e->nodes.items[p->node].name : NULL;
-    v->gpu_ids = v->bound ? p->gpu_ids : NULL;
+    if (v->bound) {
+        corral__gpu_ids_str(p->gpu_mask, (char *)e->view_ids, sizeof(e->view_ids));
+        v->gpu_ids = e->view_ids;
+    }
     v->start_ns = p->start_ns;
     v->reason = p->reason;
     const egroup_t *g = &e->groups.items[p->group];
