@@ -1,0 +1,157 @@
+/* The engine through its public API: snapshot updates, cycles, decisions,
+ * views, determinism, and removal of what binds. (The scheduling rules
+ * themselves are covered by the scenarios in tests/scenarios/.) */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "corral/engine.h"
+#include "corral/yaml.h"
+
+typedef struct et {
+    corral_arena_t a;
+    corral_diag_t d;
+    corral_engine_t *e;
+} et_t;
+
+static void et_init(et_t *t)
+{
+    corral_arena_init(&t->a);
+    corral_diag_init(&t->d);
+    cr_assert_eq(corral_engine_new(NULL, &t->e), 0);
+}
+
+static void et_fini(et_t *t)
+{
+    corral_engine_free(t->e);
+    corral_diag_fini(&t->d);
+    corral_arena_fini(&t->a);
+}
+
+/* Decode every document of yaml and upsert it. */
+static void apply(et_t *t, const char *yaml)
+{
+    corral_doc_t *docs;
+    size_t n;
+    cr_assert_eq(corral_yaml_parse(&t->a, yaml, strlen(yaml), "t", NULL, &t->d, &docs, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        corral_obj_t *o;
+        cr_assert_eq(corral_obj_decode(&t->a, docs[i].root, "t", &t->d, &o), 0);
+        cr_assert_eq(corral_engine_upsert(t->e, o, 0, &t->d), 0);
+    }
+}
+
+#define NODE(name, gpus)                                                                           \
+    "apiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"                                     \
+    "status: {allocatable: {cpu: '8', memory: 64Gi, pods: '10', nvidia.com/gpu: '" gpus "'}}\n"
+#define POD(name, gpus)                                                                            \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: " name "}\nspec: {containers: [{name: c, "        \
+    "image: x, resources: {limits: {nvidia.com/gpu: " gpus "}}}]}\n"
+
+Test(engine, binds_and_reports)
+{
+    et_t t;
+    et_init(&t);
+    apply(&t, NODE("n1", "4") "---\n" NODE("n2", "8") "---\n" POD("a", "4") "---\n" POD("b", "8"));
+    const corral_decisions_t *d;
+    cr_assert_eq(corral_engine_cycle(t.e, 0, &d), 0);
+    cr_assert_eq(d->nbinds, 2);
+    corral_pod_view_t v;
+    cr_assert_eq(corral_engine_pod(t.e, "default", "a", &v), 0);
+    cr_assert(v.bound);
+    cr_assert_str_eq(v.node, "n1");
+    cr_assert_str_eq(v.gpu_ids, "0,1,2,3");
+    cr_assert_eq(corral_engine_pod(t.e, "default", "b", &v), 0);
+    cr_assert_str_eq(v.node, "n2");
+    corral_engine_totals_t tot;
+    corral_engine_totals(t.e, &tot);
+    cr_assert_eq(tot.gpu_milli_capacity, 12000);
+    cr_assert_eq(tot.gpu_milli_used, 12000);
+    cr_assert_eq(corral_engine_cycle(t.e, 1, &d), 0);
+    cr_assert_eq(d->nbinds, 0, "nothing left to do");
+    et_fini(&t);
+}
+
+Test(engine, pending_reason_and_removal_frees)
+{
+    et_t t;
+    et_init(&t);
+    apply(&t, NODE("n1", "2") "---\n" POD("a", "2") "---\n" POD("b", "1"));
+    const corral_decisions_t *d;
+    corral_engine_cycle(t.e, 0, &d);
+    cr_assert_eq(d->nbinds, 1);
+    cr_assert_eq(d->npending, 1);
+    cr_assert_str_eq(d->pending[0].name, "b");
+    cr_assert_str_eq(d->pending[0].reason,
+                     "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    cr_assert_eq(corral_engine_remove(t.e, CORRAL_KIND_POD, "default", "a"), 0);
+    cr_assert_eq(corral_engine_remove(t.e, CORRAL_KIND_POD, "default", "a"), CORRAL_ENOENT);
+    corral_engine_cycle(t.e, 1, &d);
+    cr_assert_eq(d->nbinds, 1);
+    cr_assert_str_eq(d->binds[0].name, "b");
+    et_fini(&t);
+}
+
+Test(engine, removing_a_node_removes_its_pods)
+{
+    et_t t;
+    et_init(&t);
+    apply(&t, NODE("n1", "2") "---\n" POD("a", "1"));
+    const corral_decisions_t *d;
+    corral_engine_cycle(t.e, 0, &d);
+    cr_assert_eq(corral_engine_remove(t.e, CORRAL_KIND_NODE, NULL, "n1"), 0);
+    corral_pod_view_t v;
+    cr_assert_eq(corral_engine_pod(t.e, "default", "a", &v), CORRAL_ENOENT);
+    corral_engine_totals_t tot;
+    corral_engine_totals(t.e, &tot);
+    cr_assert_eq(tot.nodes, 0);
+    et_fini(&t);
+}
+
+Test(engine, prebound_pod_on_missing_node_is_an_error)
+{
+    et_t t;
+    et_init(&t);
+    const char *y = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: ghost, "
+                    "containers: [{name: c, image: x}]}\n";
+    corral_doc_t *docs;
+    size_t n;
+    corral_yaml_parse(&t.a, y, strlen(y), "t", NULL, &t.d, &docs, &n);
+    corral_obj_t *o;
+    corral_obj_decode(&t.a, docs[0].root, "t", &t.d, &o);
+    cr_assert_eq(corral_engine_upsert(t.e, o, 0, &t.d), CORRAL_ENOENT);
+    cr_assert_eq(t.d.errors, 1);
+    et_fini(&t);
+}
+
+Test(engine, same_input_same_decisions)
+{
+    const char *y = NODE("n1", "8") "---\n" NODE("n2", "8") "---\n" NODE("n3", "4") "---\n" POD(
+        "a", "2") "---\n" POD("b", "3") "---\n" POD("c", "1") "---\n" POD("d", "4");
+    char first[4][64];
+    for (int round = 0; round < 2; round++) {
+        et_t t;
+        et_init(&t);
+        apply(&t, y);
+        const corral_decisions_t *d;
+        corral_engine_cycle(t.e, 0, &d);
+        cr_assert_eq(d->nbinds, 4);
+        for (size_t i = 0; i < 4; i++) {
+            char buf[64];
+            snprintf(buf, sizeof(buf), "%s@%s[%s]", d->binds[i].name, d->binds[i].node,
+                     d->binds[i].gpu_ids);
+            if (round == 0)
+                snprintf(first[i], sizeof(first[i]), "%s", buf);
+            else
+                cr_assert_str_eq(buf, first[i]);
+        }
+        et_fini(&t);
+    }
+}
+
+Test(engine, policy_names)
+{
+    cr_assert_eq(corral_policy_from_name("corral"), CORRAL_POLICY_CORRAL);
+    cr_assert_eq(corral_policy_from_name("spread"), CORRAL_POLICY_SPREAD);
+    cr_assert_eq(corral_policy_from_name("nope"), -1);
+    cr_assert_str_eq(corral_policy_name(CORRAL_POLICY_DOTPROD), "dotprod");
+}
