@@ -27,7 +27,9 @@ else
 B := build
 endif
 
-PKGS := libfyaml jansson sqlite3 libcurl
+PKGS := libfyaml jansson sqlite3 libcurl libevent libevent_pthreads
+# Only the benchmarks link these (bench/http_choice.c compares HTTP libraries).
+BENCH_PKGS := libmicrohttpd
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc $(CFLAGS) -MMD -MP
@@ -54,7 +56,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all deps deps-test test unit unit-san scenarios cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all deps deps-test deps-bench test unit unit-san scenarios cli-tests fuzz fuzz-bins fuzz-replay \
         lint format bench clean
 
 all: $(B)/corral
@@ -64,6 +66,8 @@ deps:
 	@tools/deps.sh build
 deps-test:
 	@tools/deps.sh test
+deps-bench:
+	@tools/deps.sh bench
 
 # Quiet by default; `make V=1` shows the commands.
 Q := $(if $(V),,@)
@@ -87,10 +91,11 @@ $(B)/tests/unit: $(UNIT_OBJS) $(B)/libcorral.a | deps-test
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(PKG_LIBS) $(LDLIBS)
 
-$(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a
+$(B)/obj/bench/%.o: PKG_CFLAGS += $(shell pkg-config --cflags $(BENCH_PKGS) 2>/dev/null)
+$(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a | deps-bench
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(shell pkg-config --libs $(BENCH_PKGS)) $(LDLIBS)
 
 # --- tests ------------------------------------------------------------------
 

@@ -1,22 +1,25 @@
 #!/bin/sh
 # Install the Debian packages a build step needs, only when some are missing.
 #
-# usage: tools/deps.sh build|test|fuzz
+# usage: tools/deps.sh build|test|fuzz|bench
 #
 # Checked with dpkg-query (one call, ~10 ms), so it is cheap to run on every
 # `make`. Installs with apt-get as root, else through sudo, else prints the exact
 # command to run and fails, so a build never half-works for lack of a library.
 set -eu
 
-build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev"
-test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind"
+build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev libevent-dev"
+test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind libxml2-utils curl"
 fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
+# The HTTP library comparison (bench/http_choice.sh) also needs the loser and wrk.
+bench_pkgs="$build_pkgs libmicrohttpd-dev wrk"
 
 case "${1:-build}" in
 build) want=$build_pkgs ;;
 test) want=$test_pkgs ;;
 fuzz) want=$fuzz_pkgs ;;
-*) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+bench) want=$bench_pkgs ;;
+*) echo "usage: $0 build|test|fuzz|bench" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -555,4 +555,15 @@ const char *corral_obj_field(const corral_obj_t *o, const char *field);
 /* Is field a supported field selector for kind k (as kube-apiserver)? */
 bool corral_kind_field_supported(corral_kind_t k, const char *field);
 
+/* The field selectors kind k supports beyond metadata.name and
+ * metadata.namespace: stores up to max names in out (static strings) and
+ * returns how many there are. */
+size_t corral_kind_fields(corral_kind_t k, const char **out, size_t max);
+
+/* Write upstream defaults (what kube-apiserver's defaulting and Volcano's
+ * webhooks fill in: a pod's restartPolicy, a Secret's stringData folded into
+ * data, a Job's minAvailable, ...) into raw, an object of kind k, allocating
+ * from a. Only absent fields are set; call before corral_obj_decode. */
+void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_val_t *raw);
+
 #endif

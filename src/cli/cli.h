@@ -12,6 +12,7 @@
 #define CORRAL_EXIT_INVALID 2
 
 int corral_cmd_validate(int argc, char **argv);
+int corral_cmd_apiserver(int argc, char **argv);
 int corral_cmd_sim(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct command {
 static const command_t commands[] = {
     {"validate", corral_cmd_validate,
      "check manifests (files, directories or -) and report every error with its line"},
+    {"apiserver", corral_cmd_apiserver, "serve the Kubernetes API from a data directory (SQLite)"},
     {"sim", corral_cmd_sim, "run the scheduler on a scenario file in virtual time"},
 };
 

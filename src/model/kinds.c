@@ -278,6 +278,19 @@ static const field_sel_t *find_field_sel(corral_kind_t k, const char *field)
     return NULL;
 }
 
+size_t corral_kind_fields(corral_kind_t k, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(field_sels); i++) {
+        if (field_sels[i].kind != k)
+            continue;
+        if (n < max)
+            out[n] = field_sels[i].field;
+        n++;
+    }
+    return n;
+}
+
 bool corral_kind_field_supported(corral_kind_t k, const char *field)
 {
     if (strcmp(field, "metadata.name") == 0)

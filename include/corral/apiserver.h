@@ -1,0 +1,56 @@
+/*
+ * The embedded API server: the subset of the Kubernetes REST API that
+ * Corral's own components, kubectl and the Python client use, served over
+ * HTTP/1.1 from a few libevent loops, on the SQLite store of store.h.
+ * docs/apiserver.md says exactly what is served and what differs from
+ * kube-apiserver; docs/api.md lists the routes (generated from the route
+ * table by corral_apiserver_print_routes).
+ *
+ * Life cycle: corral_apiserver_new (opens the store, binds the socket,
+ * creates the default namespaces), corral_apiserver_start (threads),
+ * corral_apiserver_stop (from any thread), corral_apiserver_free.
+ */
+#ifndef CORRAL_APISERVER_H
+#define CORRAL_APISERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "corral/store.h"
+
+#define CORRAL_APISERVER_MAX_BODY ((size_t)3 << 20) /* 3 MiB, as kube-apiserver */
+
+typedef struct corral_apiserver corral_apiserver_t;
+
+typedef struct corral_apiserver_opts {
+    const char *data_dir; /* required */
+    const char *listen;   /* "HOST:PORT" (default 127.0.0.1:6443); port 0 picks one */
+    int threads;          /* event loops; 0: one per CPU, at most 4 */
+    corral_store_opts_t store;
+    int bookmark_ms;     /* interval of watch bookmarks (default 60000) */
+    size_t watch_buffer; /* bytes queued to one watcher before it is paused (default 4 MiB) */
+    bool log_requests;   /* one line per request on stderr (never bodies) */
+} corral_apiserver_opts_t;
+
+/* Open the store in opts->data_dir, bind the listening socket and bootstrap
+ * the built-in objects. Returns 0, or a negative code with a message in err. */
+int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t **out, char *err,
+                         size_t errlen);
+/* The TCP port actually bound (useful with port 0). */
+int corral_apiserver_port(const corral_apiserver_t *s);
+/* Start serving on the loop threads; returns at once. */
+int corral_apiserver_start(corral_apiserver_t *s);
+/* Ask every loop to stop (any thread, idempotent); corral_apiserver_wait
+ * joins them. */
+void corral_apiserver_stop(corral_apiserver_t *s);
+void corral_apiserver_wait(corral_apiserver_t *s);
+/* Stop if running, close the store, free. NULL is fine. */
+void corral_apiserver_free(corral_apiserver_t *s);
+/* The server's store (for tests and tools; owned by the server). */
+corral_store_t *corral_apiserver_store(corral_apiserver_t *s);
+
+/* Write the route table and the resource table as Markdown (docs/api.md). */
+void corral_apiserver_print_routes(FILE *fp);
+
+#endif

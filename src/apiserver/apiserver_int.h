@@ -1,0 +1,276 @@
+/*
+ * Internals of the API server shared by its files:
+ *   server.c     event loops, connections, request framing, responses
+ *   routes.c     the declarative route table, dispatch, docs/api.md
+ *   resources.c  the served resources, discovery, health and version
+ *   status.c     metav1.Status error bodies
+ *   objects.c    object semantics shared by the handlers (server-set
+ *                metadata, validation, selectors, attributes)
+ *   read.c       get and list
+ *   write.c      create, update, patch (patch.c applies patch documents)
+ *   delete.c     delete, deletecollection, graceful pod deletion
+ *   subres.c     binding, eviction, log
+ *   watch.c      watch streams
+ *
+ * Threading: each loop thread owns its connections, its store reader and its
+ * watchers; handlers run on the loop thread of their connection and never
+ * block on the writer: a write submits a store operation whose completion
+ * is posted back to the loop (corral__req_t.cont).
+ */
+#ifndef CORRAL_APISERVER_INT_H
+#define CORRAL_APISERVER_INT_H
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <pthread.h>
+
+#include "corral/apiserver.h"
+#include "corral/diag.h"
+#include "corral/http.h"
+#include "corral/model.h"
+#include "corral/selector.h"
+#include "corral/store.h"
+
+#define CORRAL__MAX_LOOPS     16
+#define CORRAL__MAX_HEAD      ((size_t)64 << 10)
+#define CORRAL__VERSION_MAJOR "1"
+#define CORRAL__VERSION_MINOR "20"
+#define CORRAL__GIT_VERSION   "v1.20.0-corral.0.1.0"
+
+typedef struct corral__conn corral__conn_t;
+typedef struct corral__loop corral__loop_t;
+typedef struct corral__watch corral__watch_t;
+typedef struct corral__req corral__req_t;
+
+/* A served resource: a kind from the model registry plus how it is served. */
+typedef struct corral__res {
+    const corral_kind_info_t *info;
+    char key[96];          /* storage key: plural, or plural.group */
+    char list_kind[64];    /* "PodList" */
+    bool has_status;       /* a /status subresource */
+    bool return_deleted;   /* DELETE answers with the object (pods), else a Status */
+    bool status_on_create; /* status kept on create (nodes); else reset */
+} corral__res_t;
+
+/* All served resources, and lookups. */
+const corral__res_t *corral__res_all(size_t *n);
+const corral__res_t *corral__res_find(const char *group, const char *version, const char *plural);
+const corral__res_t *corral__res_of_kind(corral_kind_t k);
+
+struct corral_apiserver {
+    corral_apiserver_opts_t opts;
+    corral_store_t *store;
+    int port;
+    int nloops;
+    corral__loop_t *loops;
+    bool started, stopping;
+    char listen_host[256];
+};
+
+struct corral__loop {
+    corral_apiserver_t *srv;
+    int index;
+    struct event_base *base;
+    struct evconnlistener *listener;
+    struct event *wake; /* activated by the writer thread and by stop */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    corral_store_op_t *done_head, *done_tail; /* completed ops, linked by next */
+    corral_store_reader_t *rd;
+    corral__watch_t *watchers;
+    corral__conn_t *conns;
+    size_t nconns;
+};
+
+/* One HTTP request being served. Lives in its connection; everything it
+ * points to is in arena a, reset after the response. */
+struct corral__req {
+    corral__conn_t *conn;
+    corral__loop_t *loop;
+    corral_apiserver_t *srv;
+    corral_arena_t *a;
+    const corral_http_request_t *http;
+    const char *method;
+    const char *path; /* decoded path, without the query */
+    const char *query;
+    size_t query_len;
+    const char *body;
+    size_t body_len;
+    /* Filled by the router. */
+    const char *group, *version, *ns, *name, *sub;
+    const corral__res_t *res;
+    /* Asynchronous writes: cont runs on the loop thread as each op completes
+     * (pending already decremented). attempts counts compare-and-swap retries. */
+    void (*cont)(corral__req_t *r, corral_store_op_t *op);
+    int pending;
+    int attempts;
+    void *hctx;                        /* handler state across cont */
+    void (*handler)(corral__req_t *r); /* the route's handler (run again on retry) */
+    void (*cleanup)(corral__req_t *r); /* frees handler state if the client goes away */
+    corral_buf_t headers;              /* extra response headers ("Warning: ...\r\n") */
+};
+
+/* --- server.c: responses ------------------------------------------------------- */
+
+/* Send a complete response and finish the request. body may be NULL. */
+void corral__reply(corral__req_t *r, int code, const char *ctype, const char *body, size_t len);
+/* Same, taking over b's contents (no copy). */
+void corral__reply_buf(corral__req_t *r, int code, corral_buf_t *b);
+/* A JSON object response. */
+void corral__reply_json(corral__req_t *r, int code, const char *json, size_t len);
+
+/* Chunked streaming (watch). start sends the head; write frames one chunk;
+ * end sends the last chunk and finishes the request. */
+void corral__stream_start(corral__req_t *r);
+void corral__stream_write(corral__conn_t *c, const char *data, size_t len);
+/* One chunk made of several pieces. */
+struct iovec;
+void corral__stream_writev(corral__conn_t *c, const struct iovec *iov, int n);
+void corral__stream_end(corral__conn_t *c);
+/* Bytes queued on the connection, not yet taken by the kernel. */
+size_t corral__conn_pending(corral__conn_t *c);
+struct bufferevent *corral__conn_bev(corral__conn_t *c);
+corral__req_t *corral__conn_req(corral__conn_t *c);
+/* Close the connection after what is queued has been sent. */
+void corral__conn_close_after_write(corral__conn_t *c);
+
+/* Submit a store op for r: counts it in r->pending and routes its completion
+ * back to r's loop, where r->cont runs. */
+void corral__submit(corral__req_t *r, corral_store_op_t *op);
+
+/* --- status.c ------------------------------------------------------------------- */
+
+/* Reply with a metav1.Status. reason is the upstream reason ("NotFound");
+ * kind/name fill details when non-NULL. */
+void corral__status(corral__req_t *r, int code, const char *reason, const char *kind,
+                    const char *name, const char *fmt, ...) CORRAL_PRINTF(6, 7);
+/* Write a Status body into b (for watch ERROR events and 201 Success). */
+void corral__status_json(corral_buf_t *b, int code, const char *status, const char *reason,
+                         const char *message);
+/* 404 `<resource> "<name>" not found`. */
+void corral__not_found(corral__req_t *r);
+/* 409 Conflict for a failed resourceVersion precondition. */
+void corral__conflict(corral__req_t *r, const char *why);
+/* 422 Invalid from the decoder's diagnostics (errors only). */
+void corral__invalid(corral__req_t *r, const char *kind, const char *name, const corral_diag_t *d);
+/* 500 for a store failure. */
+void corral__internal(corral__req_t *r, int err);
+
+/* --- routes.c -------------------------------------------------------------------- */
+
+void corral__dispatch(corral__req_t *r);
+
+/* --- resources.c ------------------------------------------------------------------ */
+
+void corral__h_healthz(corral__req_t *r);
+void corral__h_version(corral__req_t *r);
+void corral__h_api(corral__req_t *r);
+void corral__h_api_version(corral__req_t *r);
+void corral__h_apis(corral__req_t *r);
+void corral__h_apis_group(corral__req_t *r);
+void corral__h_apis_version(corral__req_t *r);
+void corral__print_resources(FILE *fp);
+
+/* --- objects.c: shared object semantics -------------------------------------------- */
+
+/* A query parameter (decoded, in r->a), or NULL. */
+const char *corral__param(corral__req_t *r, const char *name);
+/* Parse a boolean / integer parameter; replies 400 and returns false on bad input. */
+bool corral__param_bool(corral__req_t *r, const char *name, bool *out);
+bool corral__param_int(corral__req_t *r, const char *name, int64_t *out, bool *set);
+
+/* Parse the request body (JSON, or YAML for application/yaml) into a tree.
+ * Replies 400/415 and returns NULL when it cannot. */
+corral_val_t *corral__body_tree(corral__req_t *r);
+/* Parse a patch document (JSON: an object or a list); replies 400 on error. */
+corral_val_t *corral__patch_tree(corral__req_t *r);
+/* Parse stored JSON (from the store) into a tree in r->a; NULL on error. */
+corral_val_t *corral__json_tree(corral_arena_t *a, const char *json, size_t len);
+
+/* Check apiVersion/kind of body against the route (filling them in when
+ * absent), and name/namespace. Replies 400 and returns false on mismatch. */
+bool corral__check_identity(corral__req_t *r, corral_val_t *obj, bool need_name);
+
+/* Default and validate obj as kind r->res; on success *out is the decoded
+ * object and warnings are queued as Warning headers; else replies 422. */
+bool corral__validate(corral__req_t *r, corral_val_t *obj, corral_obj_t **out);
+
+/* Selector attributes of a decoded object. */
+void corral__attrs(const corral_obj_t *o, corral_buf_t *out);
+
+/* Metadata helpers. */
+corral_val_t *corral__meta(corral_arena_t *a, corral_val_t *obj);
+const char *corral__meta_str(const corral_val_t *obj, const char *key);
+void corral__now_rfc3339(char *out, size_t len);
+
+/* Label and field selectors from the query; replies 400 and returns false on
+ * a bad one. */
+typedef struct corral__filter {
+    corral_selector_t labels, fields;
+    bool any; /* some selector present */
+} corral__filter_t;
+bool corral__filter_parse(corral__req_t *r, corral__filter_t *f);
+bool corral__filter_match(const corral__filter_t *f, const char *attrs, size_t len);
+
+/* The store key fields of r's object. */
+const char *corral__ns_key(const corral__req_t *r);
+
+/* --- handlers ----------------------------------------------------------------------- */
+
+void corral__h_get(corral__req_t *r);
+void corral__h_list(corral__req_t *r); /* also watch=1 */
+void corral__h_create(corral__req_t *r);
+void corral__h_update(corral__req_t *r);
+void corral__h_patch(corral__req_t *r);
+void corral__h_delete(corral__req_t *r);
+void corral__h_delete_collection(corral__req_t *r);
+void corral__h_binding(corral__req_t *r);
+void corral__h_bindings(corral__req_t *r);
+void corral__h_eviction(corral__req_t *r);
+void corral__h_log(corral__req_t *r);
+void corral__h_watch(corral__req_t *r);
+
+/* write.c: finish an update given the current object and the desired one
+ * (used by update, patch, binding and delete's graceful path). */
+typedef struct corral__cur {
+    corral_store_row_t row;
+    corral_val_t *tree;
+} corral__cur_t;
+#define CORRAL__UPD_BINDING 1u /* keep generation; answer with a Status Success */
+void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_t *next,
+                         const char *user_rv, int success_code, unsigned flags);
+/* Read the current object of r (404 reply and false when absent). */
+bool corral__read_current(corral__req_t *r, corral__cur_t *cur);
+/* Restart the handler from the top after a compare-and-swap conflict. */
+void corral__retry(corral__req_t *r);
+
+/* delete.c: the deletion decision for one object (also eviction). Submits
+ * the op and sets r->cont; returns false when it already replied. */
+typedef struct corral__delopts {
+    int64_t grace;
+    bool grace_set;
+    const char *pre_uid, *pre_rv;
+    bool dry_run;
+} corral__delopts_t;
+bool corral__delopts_parse(corral__req_t *r, const corral_val_t *body, corral__delopts_t *o);
+void corral__delete_one(corral__req_t *r, const corral__cur_t *cur, const corral__delopts_t *o,
+                        int success_code, bool status_reply);
+
+/* patch.c: apply patch documents to a tree (pure functions). On error return
+ * CORRAL_EINVAL with a message in why. */
+int corral__merge_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *patch);
+int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *ops, char *why,
+                       size_t why_len);
+
+/* watch.c */
+void corral__watch_pump(corral__loop_t *loop);
+void corral__watch_closed(corral__watch_t *w);
+void corral__watch_writable(corral__watch_t *w);
+
+/* server.c: bootstrap objects created at startup. */
+int corral__bootstrap(corral_apiserver_t *s, char *err, size_t errlen);
+/* write.c: create one object from JSON text unless it exists (bootstrap). */
+int corral__create_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const char *json,
+                        char *err, size_t errlen);
+
+#endif

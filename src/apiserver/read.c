@@ -1,0 +1,218 @@
+/*
+ * get and list. Objects are stored as the JSON they are served as, so a get
+ * returns the row as it is, and a list concatenates rows into the list's
+ * "items" without parsing them; selectors are evaluated on each row's stored
+ * attributes. Pagination: `limit` and an opaque `continue` token naming the
+ * last key served. A later page is read from the current state, not from the
+ * first page's snapshot (SQLite keeps no history of objects), and carries the
+ * first page's resourceVersion: an informer that watches from it replays
+ * every change made since, so it still converges (docs/apiserver.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver/apiserver_int.h"
+
+void corral__h_get(corral__req_t *r)
+{
+    corral_store_row_t row;
+    int rc = corral_store_get(r->loop->rd, r->res->key, corral__ns_key(r), r->name, r->a, &row);
+    if (rc == CORRAL_ENOENT) {
+        corral__not_found(r);
+        return;
+    }
+    if (rc) {
+        corral__internal(r, rc);
+        return;
+    }
+    corral__reply_json(r, 200, row.json, row.json_len);
+}
+
+/* --- continue tokens ------------------------------------------------------------------ */
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static void b64_encode(const char *s, size_t n, corral_buf_t *out)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)(unsigned char)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (uint32_t)(unsigned char)s[i + 2];
+        corral_buf_putc(out, b64url[(v >> 18) & 63]);
+        corral_buf_putc(out, b64url[(v >> 12) & 63]);
+        if (i + 1 < n)
+            corral_buf_putc(out, b64url[(v >> 6) & 63]);
+        if (i + 2 < n)
+            corral_buf_putc(out, b64url[v & 63]);
+    }
+}
+
+static int b64_val(char c)
+{
+    const char *p = c ? strchr(b64url, c) : NULL;
+    return p ? (int)(p - b64url) : -1;
+}
+
+/* Decode into out (NUL-terminated); false on bad input. */
+static bool b64_decode(const char *s, char *out, size_t cap)
+{
+    size_t n = strlen(s), o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '=')
+            break;
+        int v = b64_val(s[i]);
+        if (v < 0)
+            return false;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (o + 1 >= cap)
+                return false;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    out[o] = '\0';
+    return true;
+}
+
+/* Token text: "<rev>/<namespace>/<name>". */
+typedef struct token {
+    int64_t rev;
+    char ns[256];
+    char name[512];
+} token_t;
+
+static bool token_parse(const char *s, token_t *t)
+{
+    char text[800];
+    if (!b64_decode(s, text, sizeof(text)))
+        return false;
+    char *end = NULL;
+    long long rev = strtoll(text, &end, 10);
+    if (end == text || *end != '/' || rev < 0)
+        return false;
+    const char *ns = end + 1;
+    const char *slash = strchr(ns, '/');
+    if (!slash || (size_t)(slash - ns) >= sizeof(t->ns) || strlen(slash + 1) >= sizeof(t->name) ||
+        !slash[1])
+        return false;
+    t->rev = rev;
+    snprintf(t->ns, sizeof(t->ns), "%.*s", (int)(slash - ns), ns);
+    snprintf(t->name, sizeof(t->name), "%s", slash + 1);
+    return true;
+}
+
+/* --- list ---------------------------------------------------------------------------- */
+
+typedef struct list_ctx {
+    corral__filter_t filter;
+    int64_t limit; /* 0: no limit */
+    int64_t count;
+    bool more;
+    char last_ns[256];
+    char last_name[512];
+    corral_buf_t *out;
+} list_ctx_t;
+
+static int list_row(void *arg, const corral_store_row_t *row)
+{
+    list_ctx_t *c = arg;
+    if (!corral__filter_match(&c->filter, row->attrs, row->attrs_len))
+        return 0;
+    if (c->limit && c->count == c->limit) {
+        c->more = true;
+        return 1;
+    }
+    if (c->count++)
+        corral_buf_putc(c->out, ',');
+    corral_buf_append(c->out, row->json, row->json_len);
+    snprintf(c->last_ns, sizeof(c->last_ns), "%s", row->ns);
+    snprintf(c->last_name, sizeof(c->last_name), "%s", row->name);
+    return 0;
+}
+
+static bool list_params(corral__req_t *r, list_ctx_t *c, token_t *tok, bool *have_tok)
+{
+    bool set = false;
+    if (!corral__filter_parse(r, &c->filter) || !corral__param_int(r, "limit", &c->limit, &set))
+        return false;
+    const char *cont = corral__param(r, "continue");
+    *have_tok = cont && *cont;
+    if (*have_tok && !token_parse(cont, tok)) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "continue key is not valid: the token was not issued by this server");
+        return false;
+    }
+    const char *rv = corral__param(r, "resourceVersion");
+    if (rv && *rv && !*have_tok) {
+        char *end = NULL;
+        long long want = strtoll(rv, &end, 10);
+        if (*end || want < 0) {
+            corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%s\"", rv);
+            return false;
+        }
+        int64_t cur = corral_store_revision(r->srv->store);
+        if (want > cur) {
+            corral__status(r, 504, "Timeout", NULL, NULL,
+                           "Too large resource version: %lld, current: %lld", want, (long long)cur);
+            return false;
+        }
+    }
+    return true;
+}
+
+void corral__h_list(corral__req_t *r)
+{
+    bool watch = false;
+    if (!corral__param_bool(r, "watch", &watch))
+        return;
+    if (watch) {
+        corral__h_watch(r);
+        return;
+    }
+    list_ctx_t c;
+    memset(&c, 0, sizeof(c));
+    token_t tok;
+    bool have_tok = false;
+    if (!list_params(r, &c, &tok, &have_tok))
+        return;
+    corral_buf_t b;
+    corral_buf_init(&b);
+    c.out = &b;
+    corral_buf_puts(&b, "{\"kind\":");
+    corral_json_quote(&b, r->res->list_kind, strlen(r->res->list_kind));
+    corral_buf_puts(&b, ",\"apiVersion\":");
+    corral_json_quote(&b, r->res->info->api_version, strlen(r->res->info->api_version));
+    corral_buf_puts(&b, ",\"items\":[");
+    int64_t rev = 0;
+    const char *ns = r->res->info->namespaced ? r->ns : NULL;
+    int rc = corral_store_list(r->loop->rd, r->res->key, ns, have_tok ? tok.ns : NULL,
+                               have_tok ? tok.name : NULL, list_row, &c, &rev);
+    if (rc) {
+        corral_buf_fini(&b);
+        corral__internal(r, rc);
+        return;
+    }
+    if (have_tok)
+        rev = tok.rev;
+    corral_buf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)rev);
+    if (c.more) {
+        corral_buf_t key, enc;
+        corral_buf_init(&key);
+        corral_buf_init(&enc);
+        corral_buf_printf(&key, "%lld/%s/%s", (long long)rev, c.last_ns, c.last_name);
+        b64_encode(key.p, key.len, &enc);
+        corral_buf_puts(&b, ",\"continue\":");
+        corral_json_quote(&b, enc.p, enc.len);
+        corral_buf_fini(&key);
+        corral_buf_fini(&enc);
+    }
+    corral_buf_puts(&b, "}}");
+    corral__reply_buf(r, 200, &b);
+}

@@ -1,0 +1,344 @@
+/*
+ * What the API server serves: one resource per kind of the model registry
+ * (so a kind added to the model is served with no change here), with the
+ * upstream scope, names, short names and subresources; and the discovery
+ * documents built from that table in the shapes kubectl and the Python
+ * client read (APIVersions, APIGroupList, APIGroup, APIResourceList), plus
+ * /healthz, /livez, /readyz and /version.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "apiserver/apiserver_int.h"
+
+static corral__res_t res_tab[CORRAL_KIND_COUNT];
+static pthread_once_t res_once = PTHREAD_ONCE_INIT;
+
+static bool kind_has_status(corral_kind_t k)
+{
+    switch (k) {
+    case CORRAL_KIND_NAMESPACE:
+    case CORRAL_KIND_NODE:
+    case CORRAL_KIND_POD:
+    case CORRAL_KIND_QUEUE:
+    case CORRAL_KIND_VCJOB:
+    case CORRAL_KIND_HYPERNODE:
+    case CORRAL_KIND_ISVC:
+        return true;
+    default:
+        return false; /* e.g. Volcano's PodGroup CRD has no status subresource */
+    }
+}
+
+static void res_init(void)
+{
+    for (int k = 0; k < CORRAL_KIND_COUNT; k++) {
+        corral__res_t *r = &res_tab[k];
+        r->info = corral_kind_get((corral_kind_t)k);
+        if (r->info->group[0])
+            snprintf(r->key, sizeof(r->key), "%s.%s", r->info->plural, r->info->group);
+        else
+            snprintf(r->key, sizeof(r->key), "%s", r->info->plural);
+        snprintf(r->list_kind, sizeof(r->list_kind), "%sList", r->info->name);
+        r->has_status = kind_has_status((corral_kind_t)k);
+        r->return_deleted = k == CORRAL_KIND_POD;
+        /* Nodes register with their status (kubelet sends capacity on create). */
+        r->status_on_create = k == CORRAL_KIND_NODE || !r->has_status;
+    }
+}
+
+const corral__res_t *corral__res_all(size_t *n)
+{
+    pthread_once(&res_once, res_init);
+    *n = CORRAL_KIND_COUNT;
+    return res_tab;
+}
+
+const corral__res_t *corral__res_find(const char *group, const char *version, const char *plural)
+{
+    pthread_once(&res_once, res_init);
+    for (int k = 0; k < CORRAL_KIND_COUNT; k++) {
+        const corral_kind_info_t *i = res_tab[k].info;
+        if (strcmp(i->group, group) == 0 && strcmp(i->version, version) == 0 &&
+            strcmp(i->plural, plural) == 0)
+            return &res_tab[k];
+    }
+    return NULL;
+}
+
+const corral__res_t *corral__res_of_kind(corral_kind_t k)
+{
+    pthread_once(&res_once, res_init);
+    return (unsigned)k < CORRAL_KIND_COUNT ? &res_tab[k] : NULL;
+}
+
+static bool group_version_served(const char *group, const char *version)
+{
+    size_t n;
+    const corral__res_t *all = corral__res_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(all[i].info->group, group) == 0 &&
+            (!version || strcmp(all[i].info->version, version) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* --- health and version ------------------------------------------------------------- */
+
+void corral__h_healthz(corral__req_t *r)
+{
+    int64_t n = 0;
+    bool store_ok = corral_store_count(r->loop->rd, "namespaces", NULL, &n) == 0 && n > 0;
+    const char *check = strrchr(r->path, '/');
+    if (corral__param(r, "verbose")) {
+        char body[256];
+        int len = snprintf(body, sizeof(body), "[+]ping ok\n[%c]store %s\n%s check %s\n",
+                           store_ok ? '+' : '-', store_ok ? "ok" : "failed", check ? check + 1 : "",
+                           store_ok ? "passed" : "failed");
+        corral__reply(r, store_ok ? 200 : 500, "text/plain; charset=utf-8", body, (size_t)len);
+        return;
+    }
+    if (store_ok)
+        corral__reply(r, 200, "text/plain; charset=utf-8", "ok", 2);
+    else
+        corral__reply(r, 500, "text/plain; charset=utf-8", "[-]store failed", 15);
+}
+
+void corral__h_version(corral__req_t *r)
+{
+#if defined(__x86_64__)
+    const char *arch = "amd64";
+#elif defined(__aarch64__)
+    const char *arch = "arm64";
+#else
+    const char *arch = "unknown";
+#endif
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_printf(&b,
+                      "{\"major\":\"%s\",\"minor\":\"%s\",\"gitVersion\":\"%s\",\"gitCommit\":\"\","
+                      "\"gitTreeState\":\"clean\",\"buildDate\":\"1970-01-01T00:00:00Z\","
+                      "\"goVersion\":\"none (corral is written in C)\",\"compiler\":\"gcc\","
+                      "\"platform\":\"linux/%s\"}",
+                      CORRAL__VERSION_MAJOR, CORRAL__VERSION_MINOR, CORRAL__GIT_VERSION, arch);
+    corral__reply_buf(r, 200, &b);
+}
+
+/* --- discovery ---------------------------------------------------------------------- */
+
+static void quoted(corral_buf_t *b, const char *s)
+{
+    corral_json_quote(b, s, strlen(s));
+}
+
+void corral__h_api(corral__req_t *r)
+{
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_puts(&b, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],"
+                        "\"serverAddressByClientCIDRs\":[{\"clientCIDR\":\"0.0.0.0/0\","
+                        "\"serverAddress\":");
+    char addr[300];
+    snprintf(addr, sizeof(addr), "%s:%d", r->srv->listen_host, r->srv->port);
+    quoted(&b, addr);
+    corral_buf_puts(&b, "}]}");
+    corral__reply_buf(r, 200, &b);
+}
+
+static void group_version_json(corral_buf_t *b, const corral_kind_info_t *i)
+{
+    corral_buf_puts(b, "{\"groupVersion\":");
+    quoted(b, i->api_version);
+    corral_buf_puts(b, ",\"version\":");
+    quoted(b, i->version);
+    corral_buf_putc(b, '}');
+}
+
+/* One APIGroup object (each of Corral's groups serves one version). */
+static void group_json(corral_buf_t *b, const corral_kind_info_t *i, bool with_kind)
+{
+    corral_buf_puts(b, with_kind ? "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":"
+                                 : "{\"name\":");
+    quoted(b, i->group);
+    corral_buf_puts(b, ",\"versions\":[");
+    group_version_json(b, i);
+    corral_buf_puts(b, "],\"preferredVersion\":");
+    group_version_json(b, i);
+    corral_buf_putc(b, '}');
+}
+
+void corral__h_apis(corral__req_t *r)
+{
+    size_t n;
+    const corral__res_t *all = corral__res_all(&n);
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_puts(&b, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const corral_kind_info_t *info = all[i].info;
+        bool seen = !info->group[0];
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(all[j].info->group, info->group) == 0;
+        if (seen)
+            continue;
+        if (k++)
+            corral_buf_putc(&b, ',');
+        group_json(&b, info, false);
+    }
+    corral_buf_puts(&b, "]}");
+    corral__reply_buf(r, 200, &b);
+}
+
+void corral__h_apis_group(corral__req_t *r)
+{
+    size_t n;
+    const corral__res_t *all = corral__res_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].info->group[0] && strcmp(all[i].info->group, r->group) == 0) {
+            corral_buf_t b;
+            corral_buf_init(&b);
+            group_json(&b, all[i].info, true);
+            corral__reply_buf(r, 200, &b);
+            return;
+        }
+    }
+    corral__status(r, 404, "NotFound", NULL, NULL,
+                   "the server could not find the requested resource");
+}
+
+static const char *const all_verbs =
+    "[\"create\",\"delete\",\"deletecollection\",\"get\",\"list\",\"patch\",\"update\",\"watch\"]";
+
+static void resource_json(corral_buf_t *b, const char *name, const char *singular, bool ns,
+                          const char *group, const char *version, const char *kind,
+                          const char *verbs)
+{
+    corral_buf_puts(b, "{\"name\":");
+    quoted(b, name);
+    corral_buf_puts(b, ",\"singularName\":");
+    quoted(b, singular);
+    corral_buf_printf(b, ",\"namespaced\":%s", ns ? "true" : "false");
+    if (group) {
+        corral_buf_puts(b, ",\"group\":");
+        quoted(b, group);
+        corral_buf_puts(b, ",\"version\":");
+        quoted(b, version);
+    }
+    corral_buf_puts(b, ",\"kind\":");
+    quoted(b, kind);
+    corral_buf_printf(b, ",\"verbs\":%s", verbs);
+}
+
+static void main_resource_json(corral_buf_t *b, const corral__res_t *res)
+{
+    const corral_kind_info_t *i = res->info;
+    resource_json(b, i->plural, i->singular, i->namespaced, NULL, NULL, i->name, all_verbs);
+    if (i->short_names[0]) {
+        corral_buf_puts(b, ",\"shortNames\":[");
+        const char *p = i->short_names;
+        for (int k = 0; *p; k++) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            if (k)
+                corral_buf_putc(b, ',');
+            corral_json_quote(b, p, len);
+            p = comma ? comma + 1 : p + len;
+        }
+        corral_buf_putc(b, ']');
+    }
+    if (i->kind == CORRAL_KIND_POD)
+        corral_buf_puts(b, ",\"categories\":[\"all\"]");
+    corral_buf_putc(b, '}');
+}
+
+static void subresources_json(corral_buf_t *b, const corral__res_t *res)
+{
+    const corral_kind_info_t *i = res->info;
+    char name[128];
+    if (i->kind == CORRAL_KIND_POD) {
+        corral_buf_putc(b, ',');
+        resource_json(b, "pods/binding", "", true, NULL, NULL, "Binding", "[\"create\"]");
+        corral_buf_puts(b, "},");
+        resource_json(b, "pods/eviction", "", true, "policy", "v1", "Eviction", "[\"create\"]");
+        corral_buf_puts(b, "},");
+        resource_json(b, "pods/log", "", true, NULL, NULL, "Pod", "[\"get\"]");
+        corral_buf_putc(b, '}');
+    }
+    if (res->has_status) {
+        snprintf(name, sizeof(name), "%s/status", i->plural);
+        corral_buf_putc(b, ',');
+        resource_json(b, name, "", i->namespaced, NULL, NULL, i->name,
+                      "[\"get\",\"patch\",\"update\"]");
+        corral_buf_putc(b, '}');
+    }
+}
+
+static void resource_list(corral__req_t *r, const char *group, const char *version)
+{
+    size_t n;
+    const corral__res_t *all = corral__res_all(&n);
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_puts(&b, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":");
+    char gv[160];
+    if (group[0])
+        snprintf(gv, sizeof(gv), "%s/%s", group, version);
+    else
+        snprintf(gv, sizeof(gv), "%s", version);
+    quoted(&b, gv);
+    corral_buf_puts(&b, ",\"resources\":[");
+    size_t k = 0;
+    if (!group[0]) {
+        resource_json(&b, "bindings", "", true, NULL, NULL, "Binding", "[\"create\"]");
+        corral_buf_putc(&b, '}');
+        k++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(all[i].info->group, group) != 0 || strcmp(all[i].info->version, version) != 0)
+            continue;
+        if (k++)
+            corral_buf_putc(&b, ',');
+        main_resource_json(&b, &all[i]);
+        subresources_json(&b, &all[i]);
+    }
+    corral_buf_puts(&b, "]}");
+    corral__reply_buf(r, 200, &b);
+}
+
+void corral__h_api_version(corral__req_t *r)
+{
+    if (strcmp(r->version, "v1") != 0) {
+        corral__status(r, 404, "NotFound", NULL, NULL,
+                       "the server could not find the requested resource");
+        return;
+    }
+    resource_list(r, "", "v1");
+}
+
+void corral__h_apis_version(corral__req_t *r)
+{
+    if (!r->group[0] || !group_version_served(r->group, r->version)) {
+        corral__status(r, 404, "NotFound", NULL, NULL,
+                       "the server could not find the requested resource");
+        return;
+    }
+    resource_list(r, r->group, r->version);
+}
+
+void corral__print_resources(FILE *fp)
+{
+    size_t n;
+    const corral__res_t *all = corral__res_all(&n);
+    fprintf(fp, "| apiVersion | resource | kind | scope | short names | subresources |\n"
+                "|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        const corral_kind_info_t *k = all[i].info;
+        const char *subs = k->kind == CORRAL_KIND_POD ? "status, binding, eviction, log"
+                           : all[i].has_status        ? "status"
+                                                      : "";
+        fprintf(fp, "| %s | %s | %s | %s | %s | %s |\n", k->api_version, k->plural, k->name,
+                k->namespaced ? "Namespaced" : "Cluster", k->short_names, subs);
+    }
+}

@@ -1,0 +1,238 @@
+/*
+ * The route table: every path the API server serves, as one declarative
+ * list of (method, pattern, handler, doc), in the manner of Redis' command
+ * table. Dispatch walks it in order; docs/api.md is generated from it
+ * (`corral apiserver --print-routes`) and a test fails when the two differ.
+ *
+ * Pattern segments: a literal; {version}, {group}, {namespace}, {name} which
+ * capture one segment; {resource} which captures a resource name and must
+ * name a served resource of the group/version; and {prefix}, which stands for
+ * /api/{version} (the core group) or /apis/{group}/{version}.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "apiserver/apiserver_int.h"
+
+enum { SC_NONE = 0, SC_NS, SC_CLUSTER, SC_ANY };
+
+typedef struct route {
+    const char *method;
+    const char *pattern;
+    int scope;   /* for {resource}: which scope the resource must have */
+    bool status; /* the resource must have a /status subresource */
+    int kind;    /* fixed resource (pods/...): its kind, else -1 */
+    void (*fn)(corral__req_t *r);
+    const char *doc;
+} route_t;
+
+#define NS_OBJ "{prefix}/namespaces/{namespace}/{resource}/{name}"
+#define CL_OBJ "{prefix}/{resource}/{name}"
+#define POD    "/api/{version}/namespaces/{namespace}/pods/{name}"
+
+static const route_t routes[] = {
+    {"GET", "/healthz", SC_NONE, false, -1, corral__h_healthz,
+     "`ok` when the store answers; `?verbose` lists the checks"},
+    {"GET", "/livez", SC_NONE, false, -1, corral__h_healthz, "as /healthz"},
+    {"GET", "/readyz", SC_NONE, false, -1, corral__h_healthz, "as /healthz"},
+    {"GET", "/version", SC_NONE, false, -1, corral__h_version,
+     "version.Info: the Kubernetes version served (major, minor, gitVersion)"},
+    {"GET", "/api", SC_NONE, false, -1, corral__h_api, "APIVersions: the core group's versions"},
+    {"GET", "/api/{version}", SC_NONE, false, -1, corral__h_api_version,
+     "APIResourceList of the core group (v1)"},
+    {"GET", "/apis", SC_NONE, false, -1, corral__h_apis, "APIGroupList: every other group"},
+    {"GET", "/apis/{group}", SC_NONE, false, -1, corral__h_apis_group, "APIGroup"},
+    {"GET", "/apis/{group}/{version}", SC_NONE, false, -1, corral__h_apis_version,
+     "APIResourceList of a group version"},
+    {"GET", "{prefix}/watch/{resource}", SC_ANY, false, -1, corral__h_watch,
+     "watch (deprecated path form of `?watch=1`), every namespace"},
+    {"GET", "{prefix}/watch/namespaces/{namespace}/{resource}", SC_NS, false, -1, corral__h_watch,
+     "watch (deprecated path form of `?watch=1`) in one namespace"},
+    {"GET", "{prefix}/{resource}", SC_ANY, false, -1, corral__h_list,
+     "list (every namespace for namespaced resources), or watch with `?watch=1`"},
+    {"POST", "{prefix}/{resource}", SC_CLUSTER, false, -1, corral__h_create,
+     "create a cluster-scoped object (201)"},
+    {"DELETE", "{prefix}/{resource}", SC_CLUSTER, false, -1, corral__h_delete_collection,
+     "deletecollection of cluster-scoped objects matching the selectors"},
+    {"GET", CL_OBJ, SC_CLUSTER, false, -1, corral__h_get, "get a cluster-scoped object"},
+    {"PUT", CL_OBJ, SC_CLUSTER, false, -1, corral__h_update,
+     "update (replace); `metadata.resourceVersion` is a precondition (409)"},
+    {"PATCH", CL_OBJ, SC_CLUSTER, false, -1, corral__h_patch,
+     "patch: merge-patch+json or json-patch+json"},
+    {"DELETE", CL_OBJ, SC_CLUSTER, false, -1, corral__h_delete,
+     "delete (finalizers honoured; a Namespace takes its objects with it)"},
+    {"GET", CL_OBJ "/status", SC_CLUSTER, true, -1, corral__h_get,
+     "get, via the status subresource"},
+    {"PUT", CL_OBJ "/status", SC_CLUSTER, true, -1, corral__h_update,
+     "replace status only (spec and metadata changes are ignored)"},
+    {"PATCH", CL_OBJ "/status", SC_CLUSTER, true, -1, corral__h_patch, "patch status only"},
+    {"POST", "/api/{version}/namespaces/{namespace}/bindings", SC_NONE, false, CORRAL_KIND_POD,
+     corral__h_bindings, "bind the pod named by the Binding's metadata.name (201)"},
+    {"GET", "{prefix}/namespaces/{namespace}/{resource}", SC_NS, false, -1, corral__h_list,
+     "list in a namespace, or watch with `?watch=1`"},
+    {"POST", "{prefix}/namespaces/{namespace}/{resource}", SC_NS, false, -1, corral__h_create,
+     "create in a namespace (201; `generateName` honoured)"},
+    {"DELETE", "{prefix}/namespaces/{namespace}/{resource}", SC_NS, false, -1,
+     corral__h_delete_collection, "deletecollection in a namespace"},
+    {"GET", NS_OBJ, SC_NS, false, -1, corral__h_get, "get"},
+    {"PUT", NS_OBJ, SC_NS, false, -1, corral__h_update,
+     "update (replace); `metadata.resourceVersion` is a precondition (409)"},
+    {"PATCH", NS_OBJ, SC_NS, false, -1, corral__h_patch,
+     "patch: merge-patch+json or json-patch+json"},
+    {"DELETE", NS_OBJ, SC_NS, false, -1, corral__h_delete,
+     "delete; a pod bound to a node is deleted gracefully (deletionTimestamp)"},
+    {"GET", NS_OBJ "/status", SC_NS, true, -1, corral__h_get, "get, via the status subresource"},
+    {"PUT", NS_OBJ "/status", SC_NS, true, -1, corral__h_update,
+     "replace status only (spec and metadata changes are ignored)"},
+    {"PATCH", NS_OBJ "/status", SC_NS, true, -1, corral__h_patch, "patch status only"},
+    {"POST", POD "/binding", SC_NONE, false, CORRAL_KIND_POD, corral__h_binding,
+     "bind to a node: spec.nodeName, the Binding's annotations, PodScheduled=True (201)"},
+    {"POST", POD "/eviction", SC_NONE, false, CORRAL_KIND_POD, corral__h_eviction,
+     "evict (policy/v1 or v1beta1 Eviction): delete with its DeleteOptions (201)"},
+    {"GET", POD "/log", SC_NONE, false, CORRAL_KIND_POD, corral__h_log,
+     "container log (served by the node agent; not yet, see docs/apiserver.md)"},
+};
+
+/* Split path into segments (in arena). A trailing slash is ignored. */
+static size_t split(corral_arena_t *a, const char *path, const char ***out)
+{
+    size_t n = 0, cap = 8;
+    const char **seg = corral_arena_alloc(a, cap * sizeof(*seg));
+    const char *p = path;
+    if (*p == '/')
+        p++;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (n == cap) {
+            seg = corral_arena_grow(a, seg, cap * sizeof(*seg), 2 * cap * sizeof(*seg));
+            cap *= 2;
+        }
+        seg[n++] = corral_arena_strndup(a, p, len);
+        if (!slash)
+            break;
+        p = slash + 1;
+    }
+    *out = seg;
+    return n;
+}
+
+typedef struct caps {
+    const char *group, *version, *ns, *resource, *name;
+} caps_t;
+
+static bool match(const char *pattern, const char **seg, size_t nseg, caps_t *c)
+{
+    char pat[160];
+    snprintf(pat, sizeof(pat), "%s", pattern);
+    memset(c, 0, sizeof(*c));
+    size_t i = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(pat, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+        if (strcmp(tok, "{prefix}") == 0) {
+            if (i + 2 <= nseg && strcmp(seg[i], "api") == 0) {
+                c->group = "";
+                c->version = seg[i + 1];
+                i += 2;
+            } else if (i + 3 <= nseg && strcmp(seg[i], "apis") == 0) {
+                c->group = seg[i + 1];
+                c->version = seg[i + 2];
+                i += 3;
+            } else {
+                return false;
+            }
+            continue;
+        }
+        if (i >= nseg || !seg[i][0])
+            return false;
+        if (strcmp(tok, "{group}") == 0)
+            c->group = seg[i];
+        else if (strcmp(tok, "{version}") == 0)
+            c->version = seg[i];
+        else if (strcmp(tok, "{namespace}") == 0)
+            c->ns = seg[i];
+        else if (strcmp(tok, "{resource}") == 0)
+            c->resource = seg[i];
+        else if (strcmp(tok, "{name}") == 0)
+            c->name = seg[i];
+        else if (strcmp(tok, seg[i]) != 0)
+            return false;
+        i++;
+    }
+    return i == nseg;
+}
+
+/* Check what the captures name; sets r's routing fields. */
+static bool resolve(const route_t *rt, const caps_t *c, corral__req_t *r)
+{
+    const corral__res_t *res = NULL;
+    if (rt->kind >= 0) {
+        res = corral__res_of_kind((corral_kind_t)rt->kind);
+        if (!c->version || strcmp(c->version, res->info->version) != 0)
+            return false;
+    } else if (c->resource) {
+        res = corral__res_find(c->group, c->version, c->resource);
+        if (!res)
+            return false;
+        if (rt->scope == SC_NS && !res->info->namespaced)
+            return false;
+        if (rt->scope == SC_CLUSTER && res->info->namespaced)
+            return false;
+        if (rt->status && !res->has_status)
+            return false;
+    }
+    r->res = res;
+    r->group = c->group ? c->group : "";
+    r->version = c->version ? c->version : "";
+    r->ns = c->ns;
+    r->name = c->name;
+    r->sub = rt->status ? "status" : NULL;
+    return true;
+}
+
+void corral__dispatch(corral__req_t *r)
+{
+    const char **seg;
+    size_t nseg = split(r->a, r->path, &seg);
+    bool path_known = false;
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(routes); i++) {
+        const route_t *rt = &routes[i];
+        caps_t c;
+        if (!match(rt->pattern, seg, nseg, &c) || !resolve(rt, &c, r))
+            continue;
+        if (strcmp(rt->method, r->method) == 0) {
+            r->handler = rt->fn;
+            rt->fn(r);
+            return;
+        }
+        path_known = true;
+    }
+    r->res = NULL;
+    r->name = NULL;
+    if (path_known)
+        corral__status(r, 405, "MethodNotAllowed", NULL, NULL,
+                       "the server does not allow this method on the requested resource");
+    else
+        corral__status(r, 404, "NotFound", NULL, NULL,
+                       "the server could not find the requested resource");
+}
+
+void corral_apiserver_print_routes(FILE *fp)
+{
+    fprintf(fp, "# API routes\n\n"
+                "Generated by `corral apiserver --print-routes` from the route table in\n"
+                "`src/apiserver/routes.c`; `make test` fails when this file is stale.\n"
+                "What the routes mean, and how they differ from kube-apiserver, is in\n"
+                "[apiserver.md](apiserver.md).\n\n"
+                "`{prefix}` is `/api/{version}` for the core group and\n"
+                "`/apis/{group}/{version}` for the others; `{resource}` is one of the\n"
+                "resources below, of the scope the route needs. Routes are tried in\n"
+                "order; a path that matches with another method gets 405.\n\n"
+                "| method | path | what |\n|---|---|---|\n");
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(routes); i++)
+        fprintf(fp, "| %s | `%s` | %s |\n", routes[i].method, routes[i].pattern, routes[i].doc);
+    fprintf(fp, "\n## Resources\n\n"
+                "Every resource supports get, list, watch, create, update, patch, delete and\n"
+                "deletecollection.\n\n");
+    corral__print_resources(fp);
+}

@@ -1,0 +1,807 @@
+/*
+ * The API server's HTTP layer on libevent (chosen over libmicrohttpd by the
+ * measurement in docs/benchmarks.md; reasons in docs/decisions.md). Each of
+ * a few loop threads accepts from its own SO_REUSEPORT socket and owns its
+ * connections; requests are framed by corral_http_parse_request (so errors
+ * such as 413 get proper Status bodies, and the parser is fuzzed), answered
+ * by the handlers of routes.c, and written back through bufferevents.
+ *
+ * A connection serves one request at a time (pipelined requests wait in the
+ * input buffer). A handler either replies at once, or submits store writes
+ * and replies when they complete (the writer thread posts completions to the
+ * loop's queue and wakes it), or turns the connection into a chunked watch
+ * stream. A client that disconnects while its write is in flight leaves the
+ * connection "dead" until the write completes, so nothing is freed under the
+ * writer's feet.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apiserver/apiserver_int.h"
+
+#define IDLE_TIMEOUT_S  300
+#define READ_HIGH_WATER ((size_t)8 << 20)
+
+enum { ST_HEAD, ST_BODY, ST_HANDLING, ST_STREAM, ST_CLOSING };
+
+struct corral__conn {
+    corral__loop_t *loop;
+    struct bufferevent *bev;
+    corral__conn_t *prev, *next; /* the loop's connections */
+    int state;
+    bool dead;        /* the socket is gone; freed once no op is pending */
+    bool in_process;  /* conn_process is on the stack */
+    bool close_after; /* close once this response is written */
+    bool chunked_out; /* the current stream uses chunked framing */
+    corral_arena_t arena;
+    corral_http_request_t http;
+    corral_buf_t body;
+    corral_http_chunked_t chunk;
+    corral__req_t req;
+    int64_t t0_us;
+    int code;
+};
+
+static pthread_once_t evthread_once = PTHREAD_ONCE_INIT;
+
+static void evthread_init(void)
+{
+    evthread_use_pthreads();
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* --- connections -------------------------------------------------------------------- */
+
+static void conn_process(corral__conn_t *c);
+
+static void conn_free(corral__conn_t *c)
+{
+    corral__loop_t *loop = c->loop;
+    if (c->req.cleanup)
+        c->req.cleanup(&c->req);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        loop->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    loop->nconns--;
+    if (c->bev)
+        bufferevent_free(c->bev);
+    corral_buf_fini(&c->req.headers);
+    corral_buf_fini(&c->body);
+    corral_arena_fini(&c->arena);
+    corral_free(c);
+}
+
+/* Drop the socket. The connection itself goes when no op is in flight. */
+static void conn_close(corral__conn_t *c)
+{
+    if (c->state == ST_STREAM && c->req.hctx) {
+        corral__watch_closed(c->req.hctx);
+        c->req.hctx = NULL;
+    }
+    if (c->bev) {
+        bufferevent_free(c->bev);
+        c->bev = NULL;
+    }
+    c->dead = true;
+    if (c->req.pending == 0)
+        conn_free(c);
+}
+
+static void set_read_timeout(corral__conn_t *c, bool on)
+{
+    struct timeval tv = {IDLE_TIMEOUT_S, 0};
+    bufferevent_set_timeouts(c->bev, on ? &tv : NULL, NULL);
+}
+
+static void log_request(corral__conn_t *c)
+{
+    if (!c->loop->srv->opts.log_requests || !c->req.method)
+        return;
+    fprintf(stderr, "apiserver: %s %s%s%.*s %d %.1fms\n", c->req.method, c->req.path,
+            c->req.query ? "?" : "", (int)(c->req.query ? c->req.query_len : 0),
+            c->req.query ? c->req.query : "", c->code, (double)(now_us() - c->t0_us) / 1000.0);
+}
+
+/* The response is queued: reset for the next request on this connection. */
+static void finish_request(corral__conn_t *c)
+{
+    log_request(c);
+    bool keep = c->http.keep_alive && !c->close_after;
+    corral_buf_t headers = c->req.headers;
+    corral_buf_reset(&headers);
+    memset(&c->req, 0, sizeof(c->req));
+    c->req.headers = headers;
+    corral_buf_reset(&c->body);
+    memset(&c->chunk, 0, sizeof(c->chunk));
+    corral_arena_reset(&c->arena);
+    if (c->dead)
+        return;
+    if (!keep) {
+        c->state = ST_CLOSING;
+        bufferevent_disable(c->bev, EV_READ);
+        if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+            conn_close(c);
+        return;
+    }
+    c->state = ST_HEAD;
+    set_read_timeout(c, true);
+    bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+    if (!c->in_process)
+        conn_process(c);
+}
+
+static void put_head(corral__conn_t *c, int code, const char *ctype, const char *framing)
+{
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    c->code = code;
+    evbuffer_add_printf(out, "HTTP/1.%d %d %s\r\n", c->http.minor ? 1 : 0, code,
+                        corral_http_reason(code));
+    if (ctype)
+        evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
+    evbuffer_add_printf(out, "Cache-Control: no-cache, private\r\n%s", framing);
+    if (c->req.headers.len)
+        evbuffer_add(out, c->req.headers.p, c->req.headers.len);
+    if (!c->http.keep_alive || c->close_after)
+        evbuffer_add_printf(out, "Connection: close\r\n");
+    else if (c->http.minor == 0)
+        evbuffer_add_printf(out, "Connection: keep-alive\r\n");
+    evbuffer_add(out, "\r\n", 2);
+}
+
+void corral__reply(corral__req_t *r, int code, const char *ctype, const char *body, size_t len)
+{
+    corral__conn_t *c = r->conn;
+    if (!c->dead) {
+        char framing[64];
+        snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
+        put_head(c, code, ctype, framing);
+        if (len)
+            evbuffer_add(bufferevent_get_output(c->bev), body, len);
+    }
+    finish_request(c);
+}
+
+static void free_buf(const void *data, size_t len, void *extra)
+{
+    (void)len;
+    (void)extra;
+    corral_free((void *)data);
+}
+
+void corral__reply_buf(corral__req_t *r, int code, corral_buf_t *b)
+{
+    corral__conn_t *c = r->conn;
+    size_t len = b->len;
+    char *data = corral_buf_steal(b);
+    if (!c->dead) {
+        char framing[64];
+        snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
+        put_head(c, code, "application/json", framing);
+        /* Large lists go out without a copy. */
+        if (data && len)
+            evbuffer_add_reference(bufferevent_get_output(c->bev), data, len, free_buf, NULL);
+        else
+            corral_free(data);
+    } else {
+        corral_free(data);
+    }
+    finish_request(c);
+}
+
+void corral__reply_json(corral__req_t *r, int code, const char *json, size_t len)
+{
+    corral__reply(r, code, "application/json", json, len);
+}
+
+void corral__stream_start(corral__req_t *r)
+{
+    corral__conn_t *c = r->conn;
+    c->state = ST_STREAM;
+    set_read_timeout(c, false);
+    /* HTTP/1.0 has no chunks: the stream ends when the connection closes. */
+    c->chunked_out = c->http.minor == 1;
+    if (!c->chunked_out)
+        c->close_after = true;
+    /* Wake the watcher when half of its allowance has drained. */
+    bufferevent_setwatermark(c->bev, EV_WRITE, r->srv->opts.watch_buffer / 2, 0);
+    /* Bound what the kernel queues for one stream too, so that a stalled
+     * reader is noticed (and dropped) instead of absorbing megabytes. */
+    int sz = (int)(r->srv->opts.watch_buffer < (64 << 10) ? (64 << 10) : r->srv->opts.watch_buffer);
+    setsockopt(bufferevent_getfd(c->bev), SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+    put_head(c, 200, "application/json", c->chunked_out ? "Transfer-Encoding: chunked\r\n" : "");
+}
+
+void corral__stream_write(corral__conn_t *c, const char *data, size_t len)
+{
+    if (c->dead || !c->bev || len == 0)
+        return;
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    if (c->chunked_out)
+        evbuffer_add_printf(out, "%zx\r\n", len);
+    evbuffer_add(out, data, len);
+    if (c->chunked_out)
+        evbuffer_add(out, "\r\n", 2);
+}
+
+void corral__stream_writev(corral__conn_t *c, const struct iovec *iov, int n)
+{
+    if (c->dead || !c->bev)
+        return;
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    if (len == 0)
+        return;
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    if (c->chunked_out)
+        evbuffer_add_printf(out, "%zx\r\n", len);
+    for (int i = 0; i < n; i++)
+        evbuffer_add(out, iov[i].iov_base, iov[i].iov_len);
+    if (c->chunked_out)
+        evbuffer_add(out, "\r\n", 2);
+}
+
+void corral__stream_end(corral__conn_t *c)
+{
+    if (!c->dead && c->bev && c->chunked_out)
+        evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+    c->req.hctx = NULL;
+    finish_request(c);
+}
+
+size_t corral__conn_pending(corral__conn_t *c)
+{
+    return c->bev ? evbuffer_get_length(bufferevent_get_output(c->bev)) : 0;
+}
+
+struct bufferevent *corral__conn_bev(corral__conn_t *c)
+{
+    return c->bev;
+}
+
+corral__req_t *corral__conn_req(corral__conn_t *c)
+{
+    return &c->req;
+}
+
+void corral__conn_close_after_write(corral__conn_t *c)
+{
+    c->close_after = true;
+}
+
+/* An error found while framing the request: answer and close. */
+static void frame_error(corral__conn_t *c, int code, const char *reason, const char *msg)
+{
+    c->close_after = true;
+    c->req.conn = c;
+    c->req.loop = c->loop;
+    c->req.srv = c->loop->srv;
+    c->req.a = &c->arena;
+    if (!c->http.method) {
+        c->http.minor = 1;
+        c->http.keep_alive = false;
+    }
+    corral__status(&c->req, code, reason, NULL, NULL, "%s", msg);
+}
+
+/* Build c->req from the framed request and run its handler. */
+static void dispatch(corral__conn_t *c)
+{
+    corral__req_t *r = &c->req;
+    c->state = ST_HANDLING;
+    set_read_timeout(c, false);
+    r->conn = c;
+    r->loop = c->loop;
+    r->srv = c->loop->srv;
+    r->a = &c->arena;
+    r->http = &c->http;
+    r->method = corral_arena_strndup(r->a, c->http.method, c->http.method_len);
+    r->body = c->body.p ? c->body.p : "";
+    r->body_len = c->body.len;
+    const char *t = c->http.target;
+    size_t tl = c->http.target_len;
+    const char *q = memchr(t, '?', tl);
+    size_t pl = q ? (size_t)(q - t) : tl;
+    if (q) {
+        r->query = corral_arena_strndup(r->a, q + 1, tl - pl - 1);
+        r->query_len = tl - pl - 1;
+    }
+    char *path = corral_arena_alloc(r->a, pl + 1);
+    r->path = "";
+    if (corral_http_unescape(t, pl, false, path) < 0) {
+        corral__status(r, 400, "BadRequest", NULL, NULL, "malformed request path");
+        return;
+    }
+    r->path = path;
+    c->t0_us = now_us();
+    corral__dispatch(r);
+}
+
+/* Frame the head. Returns true when the caller should continue. */
+static bool read_head(corral__conn_t *c, struct evbuffer *in)
+{
+    size_t n = evbuffer_get_length(in);
+    if (n == 0)
+        return false;
+    size_t look = n < CORRAL__MAX_HEAD + 1 ? n : CORRAL__MAX_HEAD + 1;
+    const char *p = (const char *)evbuffer_pullup(in, (ssize_t)look);
+    int rc = corral_http_parse_request(p, look, CORRAL__MAX_HEAD, &c->http);
+    if (rc == CORRAL_EAGAIN)
+        return false;
+    if (rc < 0) {
+        memset(&c->http, 0, sizeof(c->http));
+        if (rc == CORRAL_ETOOBIG)
+            frame_error(c, 431, "RequestHeaderFieldsTooLarge", "request header too large");
+        else
+            frame_error(c, 400, "BadRequest", "malformed HTTP request");
+        return false;
+    }
+    /* Keep the head in the arena: the parsed strings point into it. */
+    char *head = corral_arena_strndup(&c->arena, p, (size_t)rc);
+    corral_http_parse_request(head, (size_t)rc, CORRAL__MAX_HEAD, &c->http);
+    evbuffer_drain(in, (size_t)rc);
+    if (c->http.content_length > (int64_t)CORRAL_APISERVER_MAX_BODY) {
+        frame_error(c, 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728");
+        return false;
+    }
+    if (c->http.expect_continue && (c->http.content_length > 0 || c->http.chunked))
+        evbuffer_add_printf(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n");
+    c->state = ST_BODY;
+    return true;
+}
+
+/* Collect the body. Returns true when the request is complete. */
+static bool read_body(corral__conn_t *c, struct evbuffer *in)
+{
+    size_t n = evbuffer_get_length(in);
+    if (c->http.chunked) {
+        if (n == 0)
+            return false;
+        const char *p = (const char *)evbuffer_pullup(in, -1);
+        size_t used = 0;
+        int rc =
+            corral_http_chunked_feed(&c->chunk, p, n, &used, &c->body, CORRAL_APISERVER_MAX_BODY);
+        evbuffer_drain(in, used);
+        if (rc == CORRAL_ETOOBIG)
+            frame_error(c, 413, "RequestEntityTooLarge",
+                        "Request entity too large: limit is 3145728");
+        else if (rc < 0)
+            frame_error(c, 400, "BadRequest", "malformed chunked request body");
+        return rc == 1;
+    }
+    size_t want = c->http.content_length > 0 ? (size_t)c->http.content_length : 0;
+    if (n < want)
+        return false;
+    if (want) {
+        corral_buf_reset(&c->body);
+        corral_buf_append(&c->body, evbuffer_pullup(in, (ssize_t)want), want);
+        evbuffer_drain(in, want);
+    }
+    return true;
+}
+
+static void conn_process(corral__conn_t *c)
+{
+    c->in_process = true;
+    while (!c->dead && (c->state == ST_HEAD || c->state == ST_BODY)) {
+        struct evbuffer *in = bufferevent_get_input(c->bev);
+        if (c->state == ST_HEAD && !read_head(c, in))
+            break;
+        if (c->state != ST_BODY)
+            break;
+        if (!read_body(c, in))
+            break;
+        dispatch(c);
+    }
+    c->in_process = false;
+    if (c->dead && c->req.pending == 0 && c->bev == NULL)
+        conn_free(c);
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    corral__conn_t *c = arg;
+    if (c->state == ST_HEAD || c->state == ST_BODY)
+        conn_process(c);
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+    corral__conn_t *c = arg;
+    if (c->state == ST_CLOSING && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+        conn_close(c);
+    else if (c->state == ST_STREAM && c->req.hctx)
+        corral__watch_writable(c->req.hctx);
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    corral__conn_t *c = arg;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+        conn_close(c);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
+{
+    (void)l;
+    (void)sa;
+    (void)salen;
+    corral__loop_t *loop = arg;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    corral__conn_t *c = corral_calloc(1, sizeof(*c));
+    c->loop = loop;
+    corral_arena_init(&c->arena);
+    corral_buf_init(&c->body);
+    corral_buf_init(&c->req.headers);
+    c->bev = bufferevent_socket_new(loop->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->bev) {
+        close(fd);
+        corral_arena_fini(&c->arena);
+        corral_free(c);
+        return;
+    }
+    c->prev = NULL;
+    c->next = loop->conns;
+    if (loop->conns)
+        loop->conns->prev = c;
+    loop->conns = c;
+    loop->nconns++;
+    bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+    bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
+    set_read_timeout(c, true);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* --- store completions ------------------------------------------------------------- */
+
+static void op_done(corral_store_op_t *op)
+{
+    corral__req_t *r = op->ctx;
+    corral__loop_t *loop = r->loop;
+    pthread_mutex_lock(&loop->mu);
+    op->next = NULL;
+    if (loop->done_tail)
+        loop->done_tail->next = op;
+    else
+        loop->done_head = op;
+    loop->done_tail = op;
+    pthread_mutex_unlock(&loop->mu);
+    event_active(loop->wake, EV_READ, 0);
+}
+
+void corral__submit(corral__req_t *r, corral_store_op_t *op)
+{
+    op->done = op_done;
+    op->ctx = r;
+    r->pending++;
+    corral_store_submit(r->srv->store, op);
+}
+
+static void complete(corral_store_op_t *op)
+{
+    corral__req_t *r = op->ctx;
+    corral__conn_t *c = r->conn;
+    r->pending--;
+    if (c->dead) {
+        corral_store_op_release(op);
+        if (r->pending == 0)
+            conn_free(c);
+        return;
+    }
+    r->cont(r, op);
+}
+
+static void wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    corral__loop_t *loop = arg;
+    pthread_mutex_lock(&loop->mu);
+    corral_store_op_t *op = loop->done_head;
+    loop->done_head = loop->done_tail = NULL;
+    pthread_mutex_unlock(&loop->mu);
+    while (op) {
+        corral_store_op_t *next = op->next;
+        complete(op);
+        op = next;
+    }
+    corral__watch_pump(loop);
+}
+
+static void publish_cb(void *ctx)
+{
+    corral__loop_t *loop = ctx;
+    event_active(loop->wake, EV_READ, 0);
+}
+
+/* --- sockets and loops ----------------------------------------------------------------- */
+
+static int split_hostport(const char *listen, char *host, size_t hlen, char *port, size_t plen)
+{
+    const char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen)
+        return CORRAL_EINVAL;
+    const char *h = listen;
+    size_t n = (size_t)(colon - listen);
+    if (h[0] == '[' && n >= 2 && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n >= hlen || strlen(colon + 1) >= plen || !colon[1])
+        return CORRAL_EINVAL;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    snprintf(port, plen, "%s", colon + 1);
+    return 0;
+}
+
+/* A listening socket with SO_REUSEPORT, so that each loop accepts its own
+ * share of connections. *port is updated to the bound port. */
+static int listen_socket(const char *host, int *port, char *err, size_t errlen)
+{
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", *port);
+    if (getaddrinfo(host, ps, &hints, &ai) != 0 || !ai) {
+        snprintf(err, errlen, "--listen: \"%s\" is not a numeric IP address", host);
+        return -1;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    }
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
+        snprintf(err, errlen, "listen on %s:%d: %s", host, *port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    socklen_t sl = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        *port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                               : ((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+static int loop_init(corral_apiserver_t *s, corral__loop_t *loop, int index, const char *host,
+                     char *err, size_t errlen)
+{
+    loop->srv = s;
+    loop->index = index;
+    pthread_mutex_init(&loop->mu, NULL);
+    loop->base = event_base_new();
+    if (!loop->base) {
+        snprintf(err, errlen, "cannot create an event loop");
+        return CORRAL_EIO;
+    }
+    int fd = listen_socket(host, &s->port, err, errlen);
+    if (fd < 0)
+        return CORRAL_EIO;
+    loop->listener = evconnlistener_new(loop->base, accept_cb, loop, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+    loop->wake = event_new(loop->base, -1, EV_PERSIST, wake_cb, loop);
+    if (!loop->listener || !loop->wake) {
+        snprintf(err, errlen, "cannot listen");
+        return CORRAL_EIO;
+    }
+    event_add(loop->wake, NULL);
+    if (corral_store_reader_open(s->store, &loop->rd) != 0) {
+        snprintf(err, errlen, "cannot open a store reader");
+        return CORRAL_EIO;
+    }
+    return corral_store_subscribe(s->store, publish_cb, loop);
+}
+
+static void loop_fini(corral__loop_t *loop)
+{
+    /* Completions that arrived after the loop stopped. */
+    for (corral_store_op_t *op = loop->done_head; op; op = op->next)
+        corral_store_op_release(op);
+    loop->done_head = loop->done_tail = NULL;
+    while (loop->conns) {
+        corral__conn_t *c = loop->conns;
+        if (c->state == ST_STREAM && c->req.hctx) {
+            corral__watch_closed(c->req.hctx);
+            c->req.hctx = NULL;
+        }
+        conn_free(c);
+    }
+    if (loop->listener)
+        evconnlistener_free(loop->listener);
+    if (loop->wake)
+        event_free(loop->wake);
+    if (loop->base)
+        event_base_free(loop->base);
+    corral_store_reader_close(loop->rd);
+    pthread_mutex_destroy(&loop->mu);
+}
+
+static void *loop_main(void *arg)
+{
+    corral__loop_t *loop = arg;
+    event_base_loop(loop->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+static int default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
+int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t **out, char *err,
+                         size_t errlen)
+{
+    pthread_once(&evthread_once, evthread_init);
+    *out = NULL;
+    corral_apiserver_t *s = corral_calloc(1, sizeof(*s));
+    s->opts = *opts;
+    if (!s->opts.listen)
+        s->opts.listen = "127.0.0.1:6443";
+    if (s->opts.threads <= 0)
+        s->opts.threads = default_threads();
+    if (s->opts.threads > CORRAL__MAX_LOOPS)
+        s->opts.threads = CORRAL__MAX_LOOPS;
+    if (s->opts.bookmark_ms <= 0)
+        s->opts.bookmark_ms = 60000;
+    if (s->opts.watch_buffer == 0)
+        s->opts.watch_buffer = (size_t)4 << 20;
+    char port[16];
+    int rc =
+        split_hostport(s->opts.listen, s->listen_host, sizeof(s->listen_host), port, sizeof(port));
+    if (rc) {
+        snprintf(err, errlen, "--listen: want HOST:PORT, got \"%s\"", s->opts.listen);
+        corral_free(s);
+        return CORRAL_EINVAL;
+    }
+    s->port = (int)strtol(port, NULL, 10);
+    rc = corral_store_open(opts->data_dir, &opts->store, &s->store, err, errlen);
+    if (rc == 0)
+        rc = corral__bootstrap(s, err, errlen);
+    if (rc == 0) {
+        s->loops = corral_calloc((size_t)s->opts.threads, sizeof(*s->loops));
+        for (int i = 0; i < s->opts.threads && rc == 0; i++) {
+            rc = loop_init(s, &s->loops[i], i, s->listen_host, err, errlen);
+            s->nloops = i + 1;
+        }
+    }
+    if (rc) {
+        corral_apiserver_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int corral_apiserver_port(const corral_apiserver_t *s)
+{
+    return s->port;
+}
+
+corral_store_t *corral_apiserver_store(corral_apiserver_t *s)
+{
+    return s->store;
+}
+
+int corral_apiserver_start(corral_apiserver_t *s)
+{
+    for (int i = 0; i < s->nloops; i++) {
+        if (pthread_create(&s->loops[i].thread, NULL, loop_main, &s->loops[i]) != 0)
+            return CORRAL_EIO;
+    }
+    s->started = true;
+    return 0;
+}
+
+void corral_apiserver_stop(corral_apiserver_t *s)
+{
+    if (__atomic_exchange_n(&s->stopping, true, __ATOMIC_ACQ_REL))
+        return;
+    for (int i = 0; i < s->nloops; i++)
+        event_base_loopbreak(s->loops[i].base);
+}
+
+void corral_apiserver_wait(corral_apiserver_t *s)
+{
+    if (!s->started)
+        return;
+    for (int i = 0; i < s->nloops; i++)
+        pthread_join(s->loops[i].thread, NULL);
+    s->started = false;
+}
+
+void corral_apiserver_free(corral_apiserver_t *s)
+{
+    if (!s)
+        return;
+    if (s->started) {
+        corral_apiserver_stop(s);
+        corral_apiserver_wait(s);
+    }
+    /* The writer completes what is queued (posting to the stopped loops)
+     * before the loops free their connections. */
+    corral_store_t *store = s->store;
+    s->store = NULL;
+    if (store) {
+        for (int i = 0; i < s->nloops; i++) {
+            corral_store_reader_close(s->loops[i].rd);
+            s->loops[i].rd = NULL;
+        }
+        corral_store_close(store);
+    }
+    for (int i = 0; i < s->nloops; i++)
+        loop_fini(&s->loops[i]);
+    corral_free(s->loops);
+    corral_free(s);
+}
+
+/* --- bootstrap ----------------------------------------------------------------------------- */
+
+/* What kube-apiserver creates at start (namespaces, system priority
+ * classes), and Volcano's default queue, which Corral's scheduler serves. */
+static const char *const bootstrap_objects[] = {
+    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"default\"}}",
+    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"kube-system\"}}",
+    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"kube-public\"}}",
+    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"kube-node-lease\"}}",
+    ("{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+     "\"system-cluster-critical\"},\"value\":2000000000,\"description\":\"Used for system "
+     "critical pods that must run in the cluster, but can be moved to another node if "
+     "necessary.\"}"),
+    ("{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+     "\"system-node-critical\"},\"value\":2000001000,\"description\":\"Used for system critical "
+     "pods that must not be moved from their current node.\"}"),
+    ("{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\",\"metadata\":{\"name\":"
+     "\"default\"},\"spec\":{\"weight\":1,\"reclaimable\":true}}"),
+};
+
+int corral__bootstrap(corral_apiserver_t *s, char *err, size_t errlen)
+{
+    corral_store_reader_t *rd = NULL;
+    if (corral_store_reader_open(s->store, &rd) != 0) {
+        snprintf(err, errlen, "cannot open a store reader");
+        return CORRAL_EIO;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(bootstrap_objects) && rc == 0; i++)
+        rc = corral__create_sync(s, rd, bootstrap_objects[i], err, errlen);
+    corral_store_reader_close(rd);
+    return rc;
+}

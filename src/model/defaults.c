@@ -1,0 +1,257 @@
+/*
+ * Upstream defaults written into an object's value tree, as kube-apiserver's
+ * defaulting functions (and Volcano's mutating webhook) write them before an
+ * object is validated and stored: a pod read back from the API server shows
+ * restartPolicy: Always, terminationGracePeriodSeconds: 30 and so on, and
+ * clients such as kubectl or the scheduler rely on seeing them. The typed
+ * decoders apply the same defaults to their views; this writes them into the
+ * stored object. Only absent fields are filled; nothing is validated here
+ * (the decoder does that next) and values of the wrong type are left alone.
+ */
+#include <string.h>
+
+#include "corral/model.h"
+
+static corral_val_t *map_at(const corral_val_t *m, const char *key)
+{
+    corral_val_t *v = corral_val_get(m, key);
+    return v && v->kind == CORRAL_VAL_MAP ? v : NULL;
+}
+
+static corral_val_t *seq_at(const corral_val_t *m, const char *key)
+{
+    corral_val_t *v = corral_val_get(m, key);
+    return v && v->kind == CORRAL_VAL_SEQ ? v : NULL;
+}
+
+static bool absent(const corral_val_t *m, const char *key)
+{
+    corral_val_t *v = corral_val_get(m, key);
+    return !v || v->kind == CORRAL_VAL_NULL;
+}
+
+static void set_str(corral_arena_t *a, corral_val_t *m, const char *key, const char *val)
+{
+    if (absent(m, key))
+        corral_val_set(a, m, key, corral_val_new_str(a, val));
+}
+
+static void set_int(corral_arena_t *a, corral_val_t *m, const char *key, int64_t val)
+{
+    if (absent(m, key))
+        corral_val_set(a, m, key, corral_val_new_int(a, val));
+}
+
+static void set_bool(corral_arena_t *a, corral_val_t *m, const char *key, bool val)
+{
+    if (absent(m, key))
+        corral_val_set(a, m, key, corral_val_new_bool(a, val));
+}
+
+/* imagePullPolicy: Always for ":latest" or no tag, else IfNotPresent (a
+ * digest counts as a tag). */
+static const char *pull_policy(const corral_val_t *c)
+{
+    const char *image = corral_val_get_str(c, "image");
+    if (!image)
+        return NULL;
+    if (strchr(image, '@'))
+        return "IfNotPresent";
+    const char *slash = strrchr(image, '/');
+    const char *colon = strrchr(slash ? slash : image, ':');
+    if (!colon || strcmp(colon, ":latest") == 0)
+        return "Always";
+    return "IfNotPresent";
+}
+
+static void default_container(corral_arena_t *a, corral_val_t *c)
+{
+    set_str(a, c, "terminationMessagePath", "/dev/termination-log");
+    set_str(a, c, "terminationMessagePolicy", "File");
+    const char *pp = pull_policy(c);
+    if (pp)
+        set_str(a, c, "imagePullPolicy", pp);
+    corral_val_t *ports = seq_at(c, "ports");
+    for (size_t i = 0; ports && i < ports->n; i++) {
+        if (ports->items[i] && ports->items[i]->kind == CORRAL_VAL_MAP)
+            set_str(a, ports->items[i], "protocol", "TCP");
+    }
+    /* A resource with a limit and no request requests its limit. */
+    corral_val_t *res = map_at(c, "resources");
+    corral_val_t *limits = res ? map_at(res, "limits") : NULL;
+    if (!limits || limits->n == 0)
+        return;
+    corral_val_t *req = map_at(res, "requests");
+    if (!req) {
+        if (!absent(res, "requests"))
+            return;
+        req = corral_val_ensure_map(a, res, "requests");
+    }
+    for (size_t i = 0; i < limits->n; i++) {
+        const char *name = limits->pairs[i].key->s;
+        if (!corral_val_get(req, name))
+            corral_val_set(a, req, name, corral_val_copy(a, limits->pairs[i].val));
+    }
+}
+
+static void default_containers(corral_arena_t *a, corral_val_t *spec, const char *key)
+{
+    corral_val_t *cs = seq_at(spec, key);
+    for (size_t i = 0; cs && i < cs->n; i++) {
+        if (cs->items[i] && cs->items[i]->kind == CORRAL_VAL_MAP)
+            default_container(a, cs->items[i]);
+    }
+}
+
+static void default_pod(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *spec = map_at(raw, "spec");
+    if (!spec)
+        return;
+    set_str(a, spec, "restartPolicy", "Always");
+    set_int(a, spec, "terminationGracePeriodSeconds", 30);
+    set_str(a, spec, "dnsPolicy", "ClusterFirst");
+    set_str(a, spec, "schedulerName", "default-scheduler");
+    set_bool(a, spec, "enableServiceLinks", true);
+    if (absent(spec, "securityContext"))
+        corral_val_set(a, spec, "securityContext", corral_val_new(a, CORRAL_VAL_MAP));
+    default_containers(a, spec, "containers");
+    default_containers(a, spec, "initContainers");
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void base64(const char *s, size_t n, corral_buf_t *out)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)(unsigned char)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (uint32_t)(unsigned char)s[i + 2];
+        corral_buf_putc(out, b64[(v >> 18) & 63]);
+        corral_buf_putc(out, b64[(v >> 12) & 63]);
+        char c3 = '=', c4 = '=';
+        if (i + 1 < n)
+            c3 = b64[(v >> 6) & 63];
+        if (i + 2 < n)
+            c4 = b64[v & 63];
+        corral_buf_putc(out, c3);
+        corral_buf_putc(out, c4);
+    }
+}
+
+/* The API server merges stringData into data (base64) and drops it. */
+static void default_secret(corral_arena_t *a, corral_val_t *raw)
+{
+    set_str(a, raw, "type", "Opaque");
+    corral_val_t *sd = map_at(raw, "stringData");
+    if (!sd)
+        return;
+    for (size_t i = 0; i < sd->n; i++) {
+        if (sd->pairs[i].val->kind != CORRAL_VAL_STR)
+            return; /* left for the validator to report */
+    }
+    corral_val_t *data = map_at(raw, "data");
+    if (!data) {
+        if (!absent(raw, "data"))
+            return;
+        data = corral_val_ensure_map(a, raw, "data");
+    }
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (size_t i = 0; i < sd->n; i++) {
+        corral_buf_reset(&b);
+        base64(sd->pairs[i].val->s, sd->pairs[i].val->len, &b);
+        corral_val_set(a, data, sd->pairs[i].key->s, corral_val_new_str(a, corral_buf_str(&b)));
+    }
+    corral_buf_fini(&b);
+    corral_val_del(raw, "stringData");
+}
+
+static int64_t int_at(const corral_val_t *m, const char *key, int64_t dflt)
+{
+    corral_val_t *v = corral_val_get(m, key);
+    return v && v->kind == CORRAL_VAL_INT ? v->u.i : dflt;
+}
+
+/* Volcano's webhooks treat 0 like unset. */
+static bool zero_or_absent(const corral_val_t *m, const char *key)
+{
+    return absent(m, key) || int_at(m, key, -1) == 0;
+}
+
+/* Volcano's job webhook: queue, schedulerName, maxRetry, task names and
+ * minAvailable, and the job's minAvailable as the sum over its tasks. */
+static void default_vcjob(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *spec = map_at(raw, "spec");
+    if (!spec)
+        return;
+    set_str(a, spec, "queue", "default");
+    set_str(a, spec, "schedulerName", "volcano");
+    if (zero_or_absent(spec, "maxRetry"))
+        corral_val_set(a, spec, "maxRetry", corral_val_new_int(a, 3));
+    corral_val_t *tasks = seq_at(spec, "tasks");
+    int64_t sum = 0;
+    for (size_t i = 0; tasks && i < tasks->n; i++) {
+        corral_val_t *t = tasks->items[i];
+        if (!t || t->kind != CORRAL_VAL_MAP)
+            continue;
+        if (absent(t, "name"))
+            corral_val_set(a, t, "name",
+                           corral_val_new_str(a, corral_arena_printf(a, "default%zu", i)));
+        int64_t replicas = int_at(t, "replicas", 0);
+        if (absent(t, "minAvailable") && corral_val_get(t, "replicas"))
+            set_int(a, t, "minAvailable", replicas);
+        sum += int_at(t, "minAvailable", replicas);
+    }
+    if (tasks && sum > 0 && zero_or_absent(spec, "minAvailable"))
+        corral_val_set(a, spec, "minAvailable", corral_val_new_int(a, sum));
+}
+
+void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_val_t *raw)
+{
+    if (!raw || raw->kind != CORRAL_VAL_MAP || !k)
+        return;
+    corral_val_t *spec;
+    switch (k->kind) {
+    case CORRAL_KIND_POD:
+        default_pod(a, raw);
+        break;
+    case CORRAL_KIND_NAMESPACE:
+        spec = corral_val_ensure_map(a, raw, "spec");
+        if (absent(spec, "finalizers")) {
+            corral_val_t *f = corral_val_new(a, CORRAL_VAL_SEQ);
+            corral_val_push(a, f, corral_val_new_str(a, "kubernetes"));
+            corral_val_set(a, spec, "finalizers", f);
+        }
+        break;
+    case CORRAL_KIND_SECRET:
+        default_secret(a, raw);
+        break;
+    case CORRAL_KIND_PRIORITYCLASS:
+        set_str(a, raw, "preemptionPolicy", "PreemptLowerPriority");
+        break;
+    case CORRAL_KIND_QUEUE:
+        spec = map_at(raw, "spec");
+        if (!spec && absent(raw, "spec"))
+            spec = corral_val_ensure_map(a, raw, "spec");
+        if (spec) {
+            if (zero_or_absent(spec, "weight"))
+                corral_val_set(a, spec, "weight", corral_val_new_int(a, 1));
+            set_bool(a, spec, "reclaimable", true);
+        }
+        break;
+    case CORRAL_KIND_PODGROUP:
+        spec = map_at(raw, "spec");
+        if (spec)
+            set_str(a, spec, "queue", "default");
+        break;
+    case CORRAL_KIND_VCJOB:
+        default_vcjob(a, raw);
+        break;
+    default:
+        break;
+    }
+}
