@@ -34,6 +34,7 @@ typedef enum corral_policy {
     CORRAL_POLICY_RANDOM,     /* any feasible node, uniformly (seeded) */
     CORRAL_POLICY_BESTFIT,    /* least leftover, summed over normalized resources */
     CORRAL_POLICY_DOTPROD,    /* Tetris: max dot product of request and free */
+    CORRAL_POLICY_FGD, /* fragmentation gradient descent (Weng et al., ATC'23), as published */
     CORRAL_POLICY_COUNT
 } corral_policy_t;
 
@@ -144,6 +145,32 @@ typedef struct corral_decisions {
  * and is valid until the next cycle or corral_engine_free.
  */
 int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisions_t **out);
+
+/* --- workload and fragmentation --------------------------------------------------------- */
+
+/* A pod shape the cluster typically receives, with its relative frequency
+ * (weights are normalised). models: GPU models it may use (empty: any). */
+typedef struct corral_shape {
+    int64_t cpu_milli;
+    int gpus;      /* 0 for cpu-only */
+    int gpu_milli; /* per GPU: 1000 for whole GPUs, less for a share */
+    const char *const *models;
+    size_t nmodels;
+    double weight;
+} corral_shape_t;
+
+/* Set the workload that fragmentation is measured against (copied). Without
+ * one, the engine uses the shapes of the pods it holds. */
+int corral_engine_set_workload(corral_engine_t *e, const corral_shape_t *shapes, size_t n);
+/* Cluster fragmentation in milli-GPUs (and the idle GPU milli, if wanted). */
+double corral_engine_frag(corral_engine_t *e, double *idle_milli);
+
+/* Place one pending pod now, outside a cycle: node choice only (no queues,
+ * gangs, backfill or eviction). For trace simulation of the FGD protocol.
+ * Returns 0 and fills *out, CORRAL_EAGAIN when no node can take it, or
+ * CORRAL_ENOENT. */
+int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name, int64_t now_ns,
+                            corral_bind_t *out);
 
 /* --- inspection (for the simulator, the CLI and tests) --------------------------------- */
 

@@ -160,8 +160,10 @@ static qjobs_t *build_jobs(corral_engine_t *e)
         q->jobs = corral_realloc(q->jobs, (q->n + 1) * sizeof(*q->jobs));
         q->jobs[q->n++] = (uint32_t)i;
     }
-    for (size_t i = 0; i < e->queues.n; i++)
-        qsort_r(qj[i].jobs, qj[i].n, sizeof(uint32_t), cmp_job, e);
+    for (size_t i = 0; i < e->queues.n; i++) {
+        if (qj[i].n > 1)
+            qsort_r(qj[i].jobs, qj[i].n, sizeof(uint32_t), cmp_job, e);
+    }
     return qj;
 }
 
@@ -324,6 +326,8 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     corral__hn_resolve(e);
     resolve_priorities(e);
     corral__queues_prepare(e);
+    if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
+        corral__derive_workload(e);
     qjobs_t *qj = build_jobs(e);
     uint32_t *order = corral_malloc((e->groups.n + 1) * sizeof(*order));
     size_t norder = 0;

@@ -70,8 +70,23 @@ typedef struct ecls {
 
 /* --- snapshot objects --------------------------------------------------------------- */
 
+/* A workload shape for fragmentation (see frag.c). */
+typedef struct eshape {
+    int64_t cpu;
+    int gpus;
+    int milli; /* per GPU */
+    double p;  /* normalised frequency */
+    int models[8];
+    size_t nmodels;
+} eshape_t;
+
 typedef struct enode {
     char *name;
+    int model; /* interned nvidia.com/gpu.product, -1 when none */
+    /* cached fragment of the current state */
+    double frag;
+    uint64_t frag_epoch;
+    bool frag_valid;
     bool alive;
     corral_arena_t *arena; /* labels, taints, topology */
     corral_kv_t *labels;
@@ -268,6 +283,17 @@ struct corral_engine {
 
     char view_ids[3 * MAX_GPUS]; /* gpu ids of the last pod view */
 
+    /* fragmentation workload (frag.c) */
+    eshape_t *shapes;
+    size_t nshapes;
+    bool workload_set;
+    uint64_t frag_epoch;
+    uint64_t pods_version, derived_version;
+    corral_hmap_t model_ids;
+    /* GPUs partly used by shares, by gap (milli left / 10): for the
+     * sum-of-squares share packing rule (score.c). */
+    int32_t gaps[101];
+
     uint64_t age_seq;
     uint64_t rng;
     int64_t now;
@@ -310,6 +336,7 @@ static inline void rv_sub(rvec_t *a, const rvec_t *b, int n)
 
 /* snapshot.c */
 int corral__free_whole(const enode_t *n);
+void corral__gap(corral_engine_t *e, int used, int sign);
 void corral__hist(corral_engine_t *e, const enode_t *n, int sign);
 int corral__max_free_whole(const corral_engine_t *e);
 int corral__res_index(corral_engine_t *e, const char *name);
@@ -338,9 +365,16 @@ uint32_t corral__res_fit_x(corral_engine_t *e, const epod_t *p, const enode_t *n
 #define MISS_RESERVED  (1u << 30) /* GPUs reserved for another queue */
 
 /* score.c: k[0..4], compared lexicographically, higher wins */
-void corral__score(corral_engine_t *e, const epod_t *p, const enode_t *n, uint64_t mask,
-                   int64_t k[5]);
+void corral__score(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask, int64_t k[5]);
 int corral__score_cmp(const int64_t *a, const int64_t *b);
+
+/* frag.c */
+int corral__node_model(corral_engine_t *e, const enode_t *n);
+double corral__frag_state(const corral_engine_t *e, int model, int64_t cpu_left,
+                          const uint16_t *left, int ngpu);
+double corral__node_frag(corral_engine_t *e, enode_t *n);
+double corral__frag_after(corral_engine_t *e, const enode_t *n, const epod_t *p, uint64_t mask);
+void corral__derive_workload(corral_engine_t *e);
 
 /* gpu.c */
 uint64_t corral__pick_gpus(const enode_t *n, uint64_t free, int k);

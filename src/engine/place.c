@@ -80,13 +80,21 @@ uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *
     uint32_t best = NONE;
     int64_t bk[5], k[5];
     uint64_t m;
+    /* FGD breaks ties at random, as kube-scheduler does (reservoir sampling). */
+    bool random_ties = false;
+    uint64_t ties = 0;
     for (size_t i = 0; i < e->nnode_order; i++) {
         uint32_t nid = e->node_order[i];
         e->dec.stats.nodes_evaluated++;
         if (!fits(e, p, nid, pc, &m))
             continue;
-        corral__score(e, p, &e->nodes.items[nid], m, k);
-        if (best == NONE || corral__score_cmp(k, bk) > 0) {
+        corral__score(e, p, &e->nodes.items[nid], &m, k);
+        int c = best == NONE ? 1 : corral__score_cmp(k, bk);
+        if (c == 0 && random_ties && corral__rand(e) % ++ties == 0)
+            c = 1;
+        else if (c > 0)
+            ties = 1;
+        if (c > 0) {
             best = nid;
             memcpy(bk, k, sizeof(bk));
             *mask = m;
@@ -543,4 +551,35 @@ const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_c
     corral_hmap_put(&e->reason_cache, corral_arena_strdup(&e->cyc, key),
                     (uint32_t)(e->reason_vals.n - 1));
     return out;
+}
+
+/* --- outside cycles ------------------------------------------------------------------------ */
+
+int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name, int64_t now_ns,
+                            corral_bind_t *out)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    uint32_t pid;
+    if (!corral_hmap_get(&e->pod_by_key, key, &pid))
+        return CORRAL_ENOENT;
+    if (e->pods.items[pid].state != POD_PENDING)
+        return CORRAL_EINVAL;
+    e->now = now_ns;
+    corral__node_order(e);
+    if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
+        corral__derive_workload(e);
+    place_ctx_t pc = {false, NULL};
+    uint64_t mask = 0;
+    uint32_t nid = corral__best_node(e, pid, &pc, &mask);
+    if (nid == NONE)
+        return CORRAL_EAGAIN;
+    corral__bind(e, pid, nid, mask);
+    epod_t *p = &e->pods.items[pid];
+    corral__gpu_ids_str(mask, e->view_ids, sizeof(e->view_ids));
+    out->ns = p->ns;
+    out->name = p->name;
+    out->node = e->nodes.items[nid].name;
+    out->gpu_ids = e->view_ids;
+    return 0;
 }

@@ -18,6 +18,7 @@
  * single-number policies, implemented here so that comparisons run the same
  * engine with only the scoring changed.
  */
+#include <math.h>
 #include <string.h>
 
 #include "engine/engine_int.h"
@@ -62,34 +63,63 @@ static int64_t leftover_quality(const enode_t *n, uint64_t taken)
     return best;
 }
 
-static void score_corral(corral_engine_t *e, const epod_t *p, const enode_t *n, uint64_t mask,
+/* The change in the node's fragment, in steps of FGD's score: 100 *
+ * sigmoid(decrease in GPUs), truncated. Coarse on purpose: a finer measure
+ * chases tiny differences across the cluster and scatters pods, while equal
+ * steps leave the choice to packing below (measured: docs/efficiency.md).
+ * For a share this also picks the GPU (the first of the best). */
+static int64_t frag_step(double before, double after)
+{
+    return (int64_t)(100.0 / (1.0 + exp(-(before - after) / 1000.0)));
+}
+
+static int64_t frag_gain(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask)
+{
+    double before = corral__node_frag(e, n);
+    if (!p->share)
+        return frag_step(before, corral__frag_after(e, n, p, *mask));
+    int64_t best = -1;
+    for (int g = 0; g < n->ngpu; g++) {
+        if ((n->whole_mask >> g & 1) || n->gpu_used[g] + p->share > 1000 ||
+            (n->nominated_mask >> g & 1))
+            continue;
+        int64_t s = frag_step(before, corral__frag_after(e, n, p, 1ULL << g));
+        if (s > best) {
+            best = s;
+            *mask = 1ULL << g;
+        }
+    }
+    return best;
+}
+
+static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
                          int64_t *k)
 {
-    k[0] = corral__prefer_score(&e->profs.items[p->prof], n);
+    const corral_sched_config_t *c = &e->cfg;
+    k[0] = c->w_prefer ? corral__prefer_score(&e->profs.items[p->prof], n) : 0;
+    k[1] = c->w_frag && e->nshapes ? frag_gain(e, p, n, mask) : 0;
     if (p->gpus) {
         uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
         uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);
-        const struct gpu_pick *c = p->gpus <= 8 ? corral__gpu_pick(n, free, p->gpus) : NULL;
-        k[1] = -free_whole(n, mask);
-        if (c && c->set == mask) {
-            k[2] = c->worst;
-            k[3] = (int64_t)c->nvsum * 1000 + c->leftover;
+        const struct gpu_pick *pk = p->gpus <= 8 ? corral__gpu_pick(n, free, p->gpus) : NULL;
+        k[2] = c->w_pack ? -free_whole(n, *mask) : 0;
+        int worst, nv, left;
+        if (pk && pk->set == *mask) {
+            worst = pk->worst, nv = pk->nvsum, left = pk->leftover;
         } else {
-            int nv;
-            k[2] = corral__set_quality(n, mask, &nv);
-            k[3] = (int64_t)nv * 1000 + leftover_quality(n, mask);
+            worst = corral__set_quality(n, *mask, &nv);
+            left = (int)leftover_quality(n, *mask);
         }
+        k[3] = c->w_topology ? (int64_t)worst * 1000000 + (int64_t)nv * 1000 + left : 0;
     } else if (p->share) {
-        int g = __builtin_ctzll(mask);
-        k[1] = n->gpu_used[g] + p->share;
-        k[2] = -free_whole(n, 0) + (n->gpu_used[g] ? 0 : 1);
-        k[3] = 0;
+        int g = __builtin_ctzll(*mask);
+        k[2] = c->w_pack ? n->gpu_used[g] + p->share : 0;
+        k[3] = c->w_pack ? -free_whole(n, 0) + (n->gpu_used[g] ? 0 : 1) : 0;
     } else {
-        k[1] = -free_whole(n, 0);
-        k[2] = 0;
+        k[2] = c->w_pack ? -free_whole(n, 0) : 0;
         k[3] = 0;
     }
-    k[4] = cpu_mem_pack(p, n);
+    k[4] = c->w_cpu ? cpu_mem_pack(p, n) : 0;
 }
 
 /* Utilisation (or its complement) averaged over the resources the node has. */
@@ -123,8 +153,37 @@ static int64_t dot_product(const epod_t *p, const enode_t *n)
     return sum;
 }
 
-void corral__score(corral_engine_t *e, const epod_t *p, const enode_t *n, uint64_t mask,
-                   int64_t k[5])
+/* FGD as published: 100 * sigmoid(fragment decrease in GPUs), truncated to an
+ * integer (kube-scheduler scores are integers); equal scores go to the first
+ * node in name order, which reproduces the paper's numbers (random ties do
+ * not: they scatter small pods and starve 8-GPU ones). A share goes to the
+ * GPU that scores best (first on ties). */
+static int64_t fgd_quantize(double before, double after)
+{
+    double x = (before - after) / 1000.0;
+    return (int64_t)(100.0 / (1.0 + exp(-x)));
+}
+
+static int64_t score_fgd(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask)
+{
+    double before = corral__node_frag(e, n);
+    if (!p->share)
+        return fgd_quantize(before, corral__frag_after(e, n, p, *mask));
+    int64_t best = -1;
+    for (int g = 0; g < n->ngpu; g++) {
+        if ((n->whole_mask >> g & 1) || n->gpu_used[g] + p->share > 1000 ||
+            (n->nominated_mask >> g & 1))
+            continue;
+        int64_t s = fgd_quantize(before, corral__frag_after(e, n, p, 1ULL << g));
+        if (s > best) {
+            best = s;
+            *mask = 1ULL << g;
+        }
+    }
+    return best;
+}
+
+void corral__score(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask, int64_t k[5])
 {
     memset(k, 0, 5 * sizeof(*k));
     switch (e->cfg.policy) {
@@ -142,6 +201,9 @@ void corral__score(corral_engine_t *e, const epod_t *p, const enode_t *n, uint64
         break;
     case CORRAL_POLICY_DOTPROD:
         k[0] = dot_product(p, n);
+        break;
+    case CORRAL_POLICY_FGD:
+        k[0] = score_fgd(e, p, n, mask);
         break;
     default:
         score_corral(e, p, n, mask, k);

@@ -37,8 +37,8 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_cpu = 1;
 }
 
-static const char *const policy_names[CORRAL_POLICY_COUNT] = {"corral", "binpack", "spread",
-                                                              "random", "bestfit", "dotprod"};
+static const char *const policy_names[CORRAL_POLICY_COUNT] = {
+    "corral", "binpack", "spread", "random", "bestfit", "dotprod", "fgd"};
 
 int corral_policy_from_name(const char *name)
 {
@@ -163,6 +163,8 @@ void corral_engine_free(corral_engine_t *e)
     corral_hmap_fini(&e->prof_by_key);
     corral_hmap_fini(&e->cls_by_key);
     corral_hmap_fini(&e->reason_cache);
+    corral_hmap_fini(&e->model_ids);
+    corral_free(e->shapes);
     corral_free(e->reason_vals.items);
     corral_arena_fini(&e->keep);
     corral_arena_fini(&e->cyc);
@@ -221,6 +223,13 @@ static void to_rvec(corral_engine_t *e, const corral_reslist_t *l, rvec_t *out, 
 }
 
 /* --- nodes ---------------------------------------------------------------------- */
+
+/* Count a partly used GPU (used in 1..999 milli) in the gap histogram. */
+void corral__gap(corral_engine_t *e, int used, int sign)
+{
+    if (used > 0 && used < 1000)
+        e->gaps[(1000 - used) / 10] += sign;
+}
 
 int corral__free_whole(const enode_t *n)
 {
@@ -342,7 +351,9 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
     n->alloc.v[RES_GPU] = (int64_t)n->ngpu * 1000;
     node_topology(n, o, diag);
     memset(n->picks, 0, sizeof(n->picks)); /* topology may have changed */
+    n->frag_valid = false;
     n->cls = node_class(e, id);
+    n->model = corral__node_model(e, n);
     corral__hist(e, n, 1);
     e->version++;
     e->hn_dirty = true;
@@ -389,8 +400,10 @@ static void key_sel(corral_buf_t *b, const corral_selector_t *s)
 static void prof_key(const corral_pod_spec_t *sp, corral_buf_t *b)
 {
     corral_kv_t *sel = corral_malloc((sp->node_selector.n + 1) * sizeof(*sel));
-    memcpy(sel, sp->node_selector.items, sp->node_selector.n * sizeof(*sel));
-    qsort(sel, sp->node_selector.n, sizeof(*sel), cmp_kv);
+    if (sp->node_selector.n) {
+        memcpy(sel, sp->node_selector.items, sp->node_selector.n * sizeof(*sel));
+        qsort(sel, sp->node_selector.n, sizeof(*sel), cmp_kv);
+    }
     for (size_t i = 0; i < sp->node_selector.n; i++)
         corral_buf_printf(b, "S%s=%s\n", sel[i].key, sel[i].value);
     corral_free(sel);
@@ -633,11 +646,14 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
     corral__charge(e, pid, 1, !had_nom);
     corral__hist(e, n, -1);
     e->version++;
+    n->frag_valid = false;
     for (int g = 0; g < n->ngpu; g++) {
         if (!(mask >> g & 1))
             continue;
         if (p->share) {
+            corral__gap(e, n->gpu_used[g], -1);
             n->gpu_used[g] = (uint16_t)(n->gpu_used[g] + p->share);
+            corral__gap(e, n->gpu_used[g], 1);
             n->share_mask |= 1ULL << g;
         } else {
             n->gpu_used[g] = 1000;
@@ -660,11 +676,14 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     corral__charge(e, pid, -1, !held);
     corral__hist(e, n, -1);
     e->version++;
+    n->frag_valid = false;
     for (int g = 0; g < n->ngpu; g++) {
         if (!(p->gpu_mask >> g & 1))
             continue;
         if (p->share) {
+            corral__gap(e, n->gpu_used[g], -1);
             n->gpu_used[g] = (uint16_t)(n->gpu_used[g] - p->share);
+            corral__gap(e, n->gpu_used[g], 1);
             if (n->gpu_used[g] == 0)
                 n->share_mask &= ~(1ULL << g);
         } else {
@@ -884,6 +903,7 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     pod_requests(e, p, src);
     p->prof = intern_prof(e, &src->spec);
     corral_hmap_put(&e->pod_by_key, p->key, pid);
+    e->pods_version++;
     pod_group(e, pid, o);
     if (!bound && !ours(src->spec.scheduler_name))
         p->state = POD_FOREIGN;
@@ -1032,6 +1052,7 @@ static int remove_pod(corral_engine_t *e, const char *ns, const char *name)
     }
     free_pod(p);
     VEC_PUSH(e->pod_free, pid);
+    e->pods_version++;
     return 0;
 }
 
