@@ -14,6 +14,7 @@
 #include <libfyaml.h>
 
 #include "corral/hint.h"
+#include "corral/hmap.h"
 #include "corral/yaml.h"
 
 typedef struct anchor {
@@ -25,6 +26,7 @@ typedef struct anchor {
 
 typedef struct frame {
     corral_val_t *coll;    /* SEQ or MAP being filled */
+    corral_hmap_t *keys;   /* MAP with many keys: their index, for duplicates */
     corral_val_t *key;     /* MAP: key whose value is pending, else NULL */
     size_t nodes_at_start; /* node counter when the collection began */
     long anchor;           /* index into anchors, or -1 */
@@ -367,6 +369,43 @@ static const anchor_t *find_anchor(const loader_t *L, const char *name, size_t n
     return NULL;
 }
 
+/* An earlier key equal to k in the mapping being built, or NULL. Small maps
+ * are scanned; from 16 keys on, an index keeps large ones (a ConfigMap with
+ * 60,000 keys) linear instead of quadratic. */
+#define KEY_INDEX_FROM 16
+
+static const corral_val_t *find_key(frame_t *f, const corral_val_t *k)
+{
+    const corral_val_t *m = f->coll;
+    if (m->n < KEY_INDEX_FROM) {
+        for (size_t i = 0; i < m->n; i++) {
+            const corral_val_t *x = m->pairs[i].key;
+            if (x->len == k->len && memcmp(x->s, k->s, k->len) == 0)
+                return x;
+        }
+        return NULL;
+    }
+    if (!f->keys) {
+        f->keys = corral_malloc(sizeof(*f->keys));
+        corral_hmap_init(f->keys);
+        for (size_t i = 0; i < m->n; i++)
+            corral_hmap_put(f->keys, m->pairs[i].key->s, (uint32_t)i);
+    }
+    uint32_t i;
+    if (strlen(k->s) == k->len && corral_hmap_get(f->keys, k->s, &i))
+        return m->pairs[i].key;
+    return NULL;
+}
+
+static void frame_keys_free(frame_t *f)
+{
+    if (f->keys) {
+        corral_hmap_fini(f->keys);
+        corral_free(f->keys);
+        f->keys = NULL;
+    }
+}
+
 /* Attach a finished or just-started value to the open collection (or root). */
 static bool attach(loader_t *L, corral_val_t *v)
 {
@@ -393,17 +432,15 @@ static bool attach(loader_t *L, corral_val_t *v)
         }
         /* Kubernetes keys are strings: 1 or true as a key means "1"/"true". */
         v->kind = CORRAL_VAL_STR;
-        for (size_t i = 0; i < f->coll->n; i++) {
-            const corral_val_t *k = f->coll->pairs[i].key;
-            if (k->len == v->len && memcmp(k->s, v->s, v->len) == 0) {
-                corral_buf_t path;
-                corral_buf_init(&path);
-                stack_path(L, &path);
-                loader_error(L, v->line, v->col, corral_buf_str(&path),
-                             "duplicate key \"%s\" (first at line %d)", v->s, k->line);
-                corral_buf_fini(&path);
-                return false;
-            }
+        const corral_val_t *dup = find_key(f, v);
+        if (dup) {
+            corral_buf_t path;
+            corral_buf_init(&path);
+            stack_path(L, &path);
+            loader_error(L, v->line, v->col, corral_buf_str(&path),
+                         "duplicate key \"%s\" (first at line %d)", v->s, dup->line);
+            corral_buf_fini(&path);
+            return false;
         }
         f->key = v;
         return true;
@@ -417,6 +454,8 @@ static bool attach(loader_t *L, corral_val_t *v)
     }
     m->pairs[m->n].key = f->key;
     m->pairs[m->n].val = v;
+    if (f->keys && strlen(f->key->s) == f->key->len)
+        corral_hmap_put(f->keys, f->key->s, (uint32_t)m->n);
     m->n++;
     /* Keep the key while a collection value is open, for error paths. */
     if (v->kind != CORRAL_VAL_SEQ && v->kind != CORRAL_VAL_MAP)
@@ -582,6 +621,7 @@ static bool on_start(loader_t *L, struct fy_event *fye, corral_val_kind_t kind)
     frame_t *f = &L->stack[L->depth++];
     f->coll = v;
     f->key = NULL;
+    f->keys = NULL;
     f->nodes_at_start = L->nodes;
     f->anchor = add_anchor(L, anc, v);
     return true;
@@ -592,6 +632,7 @@ static void on_end(loader_t *L)
     if (L->depth == 0)
         return; /* libfyaml never ends what it did not start; be safe anyway */
     frame_t *f = &L->stack[--L->depth];
+    frame_keys_free(f);
     if (f->anchor >= 0) {
         L->anchors[f->anchor].size = L->nodes - f->nodes_at_start + 1;
         L->anchors[f->anchor].complete = true;
@@ -706,6 +747,12 @@ int corral_yaml_parse(corral_arena_t *a, const char *text, size_t len, const cha
     L.text = text;
     L.len = len;
     int rc = CORRAL_EPARSE;
+    /* libfyaml 0.7.12 in JSON mode takes time quadratic in the white space
+     * after the last token (100 KB of it: 6 s); white space there means
+     * nothing in JSON, so it is dropped. */
+    if (opts && opts->json)
+        while (len > 0 && strchr(" \t\r\n", text[len - 1]))
+            len--;
     /* libfyaml refuses a zero-length string; an empty stream has no documents. */
     if (len == 0)
         rc = 0;
@@ -713,6 +760,8 @@ int corral_yaml_parse(corral_arena_t *a, const char *text, size_t len, const cha
         rc = parse_stream(&L, fyp, fd, docs, ndocs);
     else
         loader_error(&L, 0, 0, NULL, "cannot read input");
+    for (size_t i = 0; i < L.depth; i++)
+        frame_keys_free(&L.stack[i]);
     corral_free(L.anchors);
     fy_parser_destroy(fyp);
     fy_diag_destroy(fd);

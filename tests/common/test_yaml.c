@@ -262,3 +262,33 @@ Test(yaml, single_quoted_folding)
     cr_assert_str_eq(corral_val_get(t.docs[0].root, "k")->s, "''b'  ");
     yt_fini(&t);
 }
+
+Test(yaml, duplicate_keys_in_large_maps)
+{
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (int i = 0; i < 5000; i++)
+        corral_buf_printf(&b, "k%d: v\n", i);
+    corral_buf_puts(&b, "k4321: again\n");
+    yt_t t;
+    yt_parse(&t, corral_buf_str(&b), false);
+    cr_assert_eq(t.rc, CORRAL_EPARSE);
+    cr_assert(strstr(first_diag(&t), "duplicate key \"k4321\" (first at line 4322)"), "%s",
+              first_diag(&t));
+    yt_fini(&t);
+    corral_buf_fini(&b);
+}
+
+Test(yaml, json_trailing_whitespace)
+{
+    char *s = corral_malloc(200001);
+    memcpy(s, "{\"a\": 1}", 8);
+    memset(s + 8, ' ', 200000 - 8);
+    s[200000] = '\0';
+    yt_t t;
+    yt_parse(&t, s, true);
+    cr_assert_eq(t.rc, 0);
+    cr_assert_eq(t.n, 1);
+    yt_fini(&t);
+    corral_free(s);
+}
