@@ -34,4 +34,30 @@ int corral_sim_scenario(const char *path, const corral_sim_opts_t *opts);
 int corral_vcjob_expand(corral_arena_t *a, const corral_obj_t *job, corral_obj_t **pg,
                         corral_obj_t ***pods, size_t *npods);
 
+/* --- traces (SCENARIOS.md §2) ------------------------------------------------------------ */
+
+#define CORRAL_SIM_MAX_POLICIES 16
+
+typedef struct corral_sim_trace_opts {
+    const char *cluster; /* openb node CSV, or YAML of Node objects; NULL with nodes */
+    int nodes;           /* synthetic cluster: --nodes N --gpus-per-node G */
+    int gpus_per_node;
+    const char *trace;                             /* openb pod CSV or Philly-style job CSV */
+    const char *protocol;                          /* "replay" (default) or "fgd" */
+    const char *policies[CORRAL_SIM_MAX_POLICIES]; /* names; "all" expands */
+    size_t npolicies;
+    int seeds;     /* fgd: runs per policy (default 10) */
+    bool has_seed; /* fgd: the first seed (default 42, as the paper's runs) */
+    uint64_t seed;
+    bool json;
+    const char *report_dir; /* write report.md and SVG charts here */
+    int threads;            /* parallel runs; 0: one per core */
+    bool progress;          /* progress bar on err */
+    FILE *out, *err;
+} corral_sim_trace_opts_t;
+
+/* Run a trace. Returns the exit status: 0 done, 2 invalid input (each bad row
+ * printed as FILE:LINE: message). */
+int corral_sim_trace(const corral_sim_trace_opts_t *o);
+
 #endif

@@ -1,59 +1,173 @@
 /*
- * corral sim: run the scheduling engine in virtual time. Today: scenario
- * files (--scenario FILE); trace replay arrives with issue 4.
+ * corral sim: run the scheduling engine in virtual time, on a scenario file
+ * (--scenario FILE) or on a cluster trace (--cluster/--nodes with --trace).
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "corral/sim.h"
 
 static void sim_usage(FILE *fp)
 {
-    fprintf(fp, "usage: corral sim --scenario FILE [--output text|json] [--policy NAME]\n"
-                "\n"
-                "  --scenario FILE   a scenario (SCENARIOS.md): objects, steps, expectations\n"
-                "  -o, --output FMT  text (default) or json (the final placement of every pod)\n"
-                "  --policy NAME     corral (default), binpack, spread, random, bestfit, dotprod\n"
-                "\n"
-                "Exit status: 0 every expectation holds, 1 some failed, 2 the file is invalid.\n");
+    fprintf(fp,
+            "usage: corral sim --scenario FILE [--output text|json] [--policy NAME]\n"
+            "       corral sim (--cluster NODES | --nodes N --gpus-per-node G) --trace PODS\n"
+            "                  [--protocol replay|fgd] [--policy NAME]... [--seeds K] [--seed S]\n"
+            "                  [--output text|json] [--report DIR] [--threads N]\n"
+            "\n"
+            "  --scenario FILE    a scenario (SCENARIOS.md): objects, steps, expectations\n"
+            "  --cluster FILE     openb node CSV, or a YAML file of Node objects\n"
+            "  --nodes N, --gpus-per-node G   a synthetic cluster instead\n"
+            "  --trace FILE       openb pod CSV, or a Philly-style job CSV\n"
+            "  --protocol P       replay (default: arrivals and departures in virtual time)\n"
+            "                     or fgd (inflate to 130%% of capacity, place one at a time)\n"
+            "  --policy NAME      corral (default), random, spread, binpack, bestfit, dotprod,\n"
+            "                     fifo, fgd; or all (the first seven); repeatable\n"
+            "  --seeds K          fgd: runs per policy (default 10); --seed S: first seed (42)\n"
+            "  -o, --output FMT   text (default) or json\n"
+            "  --report DIR       write DIR/report.md and SVG charts\n"
+            "  --threads N        parallel runs (default: one per core)\n"
+            "\n"
+            "Exit status: 0 done (scenarios: every expectation holds), 1 expectations failed\n"
+            "or a report could not be written, 2 invalid input.\n");
 }
 
-int corral_cmd_sim(int argc, char **argv)
+typedef struct sim_args {
+    const char *scenario;
+    corral_sched_config_t cfg;
+    corral_sim_trace_opts_t t;
+    bool json;
+} sim_args_t;
+
+static int int_arg(const char *opt, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < lo || n > hi) {
+        fprintf(stderr, "corral sim: %s expects a number %ld..%ld, got \"%s\"\n", opt, lo, hi, v);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+static int trace_opt(sim_args_t *a, int c, const char *v)
+{
+    corral_sim_trace_opts_t *t = &a->t;
+    int seed;
+    switch (c) {
+    case 'C':
+        t->cluster = v;
+        return 0;
+    case 'T':
+        t->trace = v;
+        return 0;
+    case 'P':
+        t->protocol = v;
+        return 0;
+    case 'R':
+        t->report_dir = v;
+        return 0;
+    case 'N':
+        return int_arg("--nodes", v, 1, 1000000, &t->nodes);
+    case 'G':
+        return int_arg("--gpus-per-node", v, 0, 64, &t->gpus_per_node);
+    case 'K':
+        return int_arg("--seeds", v, 1, 1000, &t->seeds);
+    case 'j':
+        return int_arg("--threads", v, 1, 64, &t->threads);
+    case 'S':
+        if (int_arg("--seed", v, 0, 2147483647, &seed) != 0)
+            return -1;
+        t->has_seed = true;
+        t->seed = (uint64_t)seed;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int parse(int argc, char **argv, sim_args_t *a)
 {
     static const struct option opts[] = {{"scenario", required_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"policy", required_argument, NULL, 'p'},
+                                         {"cluster", required_argument, NULL, 'C'},
+                                         {"trace", required_argument, NULL, 'T'},
+                                         {"protocol", required_argument, NULL, 'P'},
+                                         {"report", required_argument, NULL, 'R'},
+                                         {"nodes", required_argument, NULL, 'N'},
+                                         {"gpus-per-node", required_argument, NULL, 'G'},
+                                         {"seeds", required_argument, NULL, 'K'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"threads", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *scenario = NULL;
-    corral_sched_config_t cfg;
-    corral_sched_config_default(&cfg);
-    corral_sim_opts_t so = {false, &cfg, stdout, stderr};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-        if (c == 's') {
-            scenario = optarg;
-        } else if (c == 'o' && (!strcmp(optarg, "json") || !strcmp(optarg, "text"))) {
-            so.json = strcmp(optarg, "json") == 0;
-        } else if (c == 'p' && corral_policy_from_name(optarg) >= 0) {
-            cfg.policy = (corral_policy_t)corral_policy_from_name(optarg);
-        } else if (c == 'h') {
+        if (c == 'h') {
             sim_usage(stdout);
-            return CORRAL_EXIT_OK;
-        } else {
-            if (c == 'o' || c == 'p')
-                fprintf(stderr, "corral sim: unknown %s \"%s\"\n", c == 'o' ? "output" : "policy",
-                        optarg);
+            return 1;
+        } else if (c == 's') {
+            a->scenario = optarg;
+        } else if (c == 'o' && (!strcmp(optarg, "json") || !strcmp(optarg, "text"))) {
+            a->json = strcmp(optarg, "json") == 0;
+        } else if (c == 'p' && a->t.npolicies < CORRAL_SIM_MAX_POLICIES) {
+            a->t.policies[a->t.npolicies++] = optarg;
+        } else if (c == 'o' || c == '?' || trace_opt(a, c, optarg) != 0) {
+            if (c == 'o')
+                fprintf(stderr, "corral sim: unknown output \"%s\" (text or json)\n", optarg);
             sim_usage(stderr);
-            return CORRAL_EXIT_INVALID;
+            return -1;
         }
     }
-    if (!scenario) {
+    if (optind < argc) {
+        fprintf(stderr, "corral sim: unexpected argument \"%s\"\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_scenario(sim_args_t *a)
+{
+    if (a->t.npolicies > 1) {
+        fprintf(stderr, "corral sim: a scenario runs one --policy\n");
+        return CORRAL_EXIT_INVALID;
+    }
+    if (a->t.npolicies == 1) {
+        int p = corral_policy_from_name(a->t.policies[0]);
+        if (p < 0) {
+            fprintf(stderr, "corral sim: unknown policy \"%s\"\n", a->t.policies[0]);
+            return CORRAL_EXIT_INVALID;
+        }
+        a->cfg.policy = (corral_policy_t)p;
+    }
+    corral_sim_opts_t so = {a->json, &a->cfg, stdout, stderr};
+    return corral_sim_scenario(a->scenario, &so);
+}
+
+int corral_cmd_sim(int argc, char **argv)
+{
+    sim_args_t a;
+    memset(&a, 0, sizeof(a));
+    corral_sched_config_default(&a.cfg);
+    int rc = parse(argc, argv, &a);
+    if (rc != 0)
+        return rc > 0 ? CORRAL_EXIT_OK : CORRAL_EXIT_INVALID;
+    if (a.scenario)
+        return run_scenario(&a);
+    if (!a.t.trace && !a.t.cluster && a.t.nodes == 0) {
         sim_usage(stderr);
         return CORRAL_EXIT_INVALID;
     }
-    return corral_sim_scenario(scenario, &so);
+    a.t.json = a.json;
+    a.t.out = stdout;
+    a.t.err = stderr;
+    a.t.progress = isatty(STDERR_FILENO) && getenv("CI") == NULL;
+    return corral_sim_trace(&a.t);
 }

@@ -269,6 +269,7 @@ struct corral_engine {
     VEC(ecls_t) classes;
     corral_hmap_t cls_by_key;
 
+    int64_t max_node_cpu, max_node_gpu; /* largest node specs (bestfit scaling) */
     const char *res_names[RES_MAX];
     int nres;
 

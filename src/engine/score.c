@@ -139,6 +139,15 @@ static int64_t mean_util(const epod_t *p, const enode_t *n, bool free_side)
     return cnt ? sum / cnt : 0;
 }
 
+/* Best fit as the FGD paper's baseline: what is left of cpu and GPU, each
+ * scaled by the largest node's size and weighted equally (lower is better). */
+static int64_t best_fit_left(const corral_engine_t *e, const epod_t *p, const enode_t *n)
+{
+    int64_t cpu = n->alloc.v[RES_CPU] - n->used.v[RES_CPU] - p->req.v[RES_CPU];
+    int64_t gpu = n->alloc.v[RES_GPU] - n->used.v[RES_GPU] - p->req.v[RES_GPU];
+    return frac(cpu, e->max_node_cpu) / 2 + frac(gpu, e->max_node_gpu) / 2;
+}
+
 static int64_t dot_product(const epod_t *p, const enode_t *n)
 {
     static const int dims[] = {RES_CPU, RES_MEM, RES_GPU};
@@ -197,7 +206,7 @@ void corral__score(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *ma
         k[0] = (int64_t)(corral__rand(e) >> 1);
         break;
     case CORRAL_POLICY_BESTFIT:
-        k[0] = -mean_util(p, n, true);
+        k[0] = -best_fit_left(e, p, n);
         break;
     case CORRAL_POLICY_DOTPROD:
         k[0] = dot_product(p, n);

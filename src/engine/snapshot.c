@@ -349,6 +349,10 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
     if (n->ngpu > MAX_GPUS)
         n->ngpu = MAX_GPUS;
     n->alloc.v[RES_GPU] = (int64_t)n->ngpu * 1000;
+    if (n->alloc.v[RES_CPU] > e->max_node_cpu)
+        e->max_node_cpu = n->alloc.v[RES_CPU];
+    if (n->alloc.v[RES_GPU] > e->max_node_gpu)
+        e->max_node_gpu = n->alloc.v[RES_GPU];
     node_topology(n, o, diag);
     memset(n->picks, 0, sizeof(n->picks)); /* topology may have changed */
     n->frag_valid = false;

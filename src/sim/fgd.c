@@ -154,7 +154,7 @@ static void record_point(corral_engine_t *e, int64_t cap, int k, fgd_run_t *out)
 }
 
 int corral__fgd_run(const sim_cluster_t *c, const sim_pod_t *pods, size_t npods,
-                    corral_policy_t policy, uint64_t seed, fgd_run_t *out)
+                    const sim_policy_t *policy, uint64_t seed, fgd_run_t *out)
 {
     memset(out, 0, sizeof(*out));
     int64_t cap = c->gpus * 1000;
@@ -165,9 +165,7 @@ int corral__fgd_run(const sim_cluster_t *c, const sim_pod_t *pods, size_t npods,
         work[i] = pods[idx[i]];
     corral_free(idx);
     corral_sched_config_t cfg;
-    corral_sched_config_default(&cfg);
-    cfg.policy = policy;
-    cfg.seed = seed;
+    corral__sim_config(policy, seed, &cfg);
     corral_engine_t *e;
     corral_engine_new(&cfg, &e);
     corral_arena_t tmp;

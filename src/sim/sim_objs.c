@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "corral/engine.h"
+#include "corral/timefmt.h"
 #include "sim/trace_sim.h"
 
 static corral_res_t res(const char *name, int64_t v, int exp10)
@@ -58,6 +59,12 @@ static void model_affinity(corral_arena_t *a, const sim_pod_t *p, corral_pod_spe
 void corral__sim_add_pod(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
                          const char *name, const char *group, int64_t now)
 {
+    corral__sim_add_pod_est(e, a, p, name, group, now, -1);
+}
+
+void corral__sim_add_pod_est(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
+                             const char *name, const char *group, int64_t now, int64_t est_ms)
+{
     corral_obj_t o;
     memset(&o, 0, sizeof(o));
     corral_pod_t pod;
@@ -65,8 +72,13 @@ void corral__sim_add_pod(corral_engine_t *e, corral_arena_t *a, const sim_pod_t 
     o.info = corral_kind_get(CORRAL_KIND_POD);
     o.meta.name = name;
     o.meta.namespace = "default";
-    corral_kv_t *ann = corral_arena_alloc(a, 2 * sizeof(*ann));
+    corral_kv_t *ann = corral_arena_alloc(a, 3 * sizeof(*ann));
     size_t nann = 0;
+    if (est_ms >= 0) {
+        char *d = corral_arena_alloc(a, 40);
+        corral_duration_format(est_ms * 1000000, d, 40);
+        ann[nann++] = (corral_kv_t){"corral.dev/runtime-estimate", d};
+    }
     if (group)
         ann[nann++] = (corral_kv_t){"scheduling.k8s.io/group-name", group};
     if (p->queue)

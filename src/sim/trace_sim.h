@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "corral/buf.h"
 #include "corral/engine.h"
+#include "corral/sim.h"
 
 typedef struct sim_node {
     const char *name;
@@ -32,16 +34,45 @@ typedef struct sim_pod {
     const char *queue;   /* NULL: default */
 } sim_pod_t;
 
+typedef struct sim_workload {
+    sim_pod_t *pods;
+    size_t npods;
+    bool timed; /* arrival times known (replay possible) */
+    bool jobs;  /* Philly-style jobs: whole GPUs, may span nodes */
+} sim_workload_t;
+
 typedef struct sim_cluster {
     sim_node_t *nodes;
     size_t nnodes;
     int64_t gpus; /* total */
 } sim_cluster_t;
 
+/* Loading (trace_load.c); everything in arena a, problems to d. */
+int corral__load_cluster(const corral_sim_trace_opts_t *o, corral_arena_t *a, corral_diag_t *d,
+                         sim_cluster_t *c);
+int corral__load_workload(const char *path, corral_arena_t *a, corral_diag_t *d, sim_workload_t *w);
+
+/* A policy as the simulator runs it: the engine's node policy plus order
+ * and action switches ("fifo" is binpack in strict order, no backfill). */
+typedef struct sim_policy {
+    const char *name;
+    corral_policy_t node;
+    bool strict;
+    bool backfill;
+    bool evict; /* preempt and reclaim */
+} sim_policy_t;
+
+const sim_policy_t *corral__sim_policy(const char *name);
+size_t corral__sim_all_policies(const sim_policy_t **out, size_t max);
+void corral__sim_config(const sim_policy_t *p, uint64_t seed, corral_sched_config_t *cfg);
+
 /* Objects for the engine (sim_objs.c); temporaries in arena a. */
 void corral__sim_add_node(corral_engine_t *e, corral_arena_t *a, const sim_node_t *n);
 void corral__sim_add_pod(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
                          const char *name, const char *group, int64_t now);
+/* The same, with a corral.dev/runtime-estimate (ms; -1 for none). */
+void corral__sim_add_pod_est(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
+                             const char *name, const char *group, int64_t now, int64_t est_ms);
 
 #define FGD_POINTS 6
 extern const int corral__fgd_points[FGD_POINTS]; /* 50 75 90 100 110 130 */
@@ -58,7 +89,19 @@ typedef struct fgd_run {
 
 /* Run the FGD protocol once for policy with seed (deterministic). */
 int corral__fgd_run(const sim_cluster_t *c, const sim_pod_t *pods, size_t npods,
-                    corral_policy_t policy, uint64_t seed, fgd_run_t *out);
+                    const sim_policy_t *policy, uint64_t seed, fgd_run_t *out);
+
+/* The FGD protocol over policies x seeds, printed and reported. */
+int corral__fgd_main(const corral_sim_trace_opts_t *o, const sim_cluster_t *c,
+                     const sim_workload_t *w, const sim_policy_t **pol, size_t npol,
+                     corral_diag_t *d);
+/* The replay protocol for each policy, printed and reported. */
+int corral__replay_main(const corral_sim_trace_opts_t *o, const sim_cluster_t *c,
+                        const sim_workload_t *w, const sim_policy_t **pol, size_t npol,
+                        corral_diag_t *d);
+/* Write buf to dir/name (creating dir); problems to d. */
+int corral__write_file(const char *dir, const char *name, const corral_buf_t *buf,
+                       corral_diag_t *d);
 
 /* Build FGD's typical pod shapes from a workload: the most popular
  * (cpu, gpus, gpu_milli, models) shapes covering 95% of pods. Caller frees. */
