@@ -290,7 +290,7 @@ static void run_workload(bench_t *b, const opts_t *o, double *cycle_ms, int *ncy
             run[nrun++] =
                 (running_t){(char *)d->binds[i].ns, (char *)d->binds[i].name, b->now + dur};
         }
-        if (made >= o->pods && d->nbinds == 0 && (d->npending == 0 || o->hold))
+        if (made >= o->pods && d->nbinds == 0 && (d->stats.pending == 0 || o->hold))
             break;
     }
     corral_free(run);

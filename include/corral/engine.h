@@ -121,7 +121,7 @@ typedef struct corral_group_status {
 typedef struct corral_cycle_stats {
     uint32_t placed;
     uint32_t evicted;
-    uint32_t pending;
+    uint32_t pending; /* pods left pending after the cycle, all of them */
     uint32_t jobs_tried;
     uint32_t nodes_evaluated;
 } corral_cycle_stats_t;
@@ -131,9 +131,9 @@ typedef struct corral_decisions {
     size_t nbinds;
     corral_evict_t *evictions;
     size_t nevictions;
-    corral_pending_t *pending;
+    corral_pending_t *pending; /* pods whose pending reason is new or changed, by age */
     size_t npending;
-    corral_group_status_t *groups;
+    corral_group_status_t *groups; /* pod groups whose phase or message changed, by age */
     size_t ngroups;
     corral_cycle_stats_t stats;
 } corral_decisions_t;
@@ -143,6 +143,11 @@ typedef struct corral_decisions {
  * pods are running from now_ns on); evicted pods stay in the snapshot, holding
  * their resources, until the caller removes them. *out points into the engine
  * and is valid until the next cycle or corral_engine_free.
+ *
+ * Decisions report changes: a pod's pending reason when it is new or differs
+ * from the last one reported (corral_engine_pod gives the current one any
+ * time). A cycle after nothing but new pending pods is quiet: only the new
+ * jobs are tried, since nothing freed room for the others (docs/scheduling.md).
  */
 int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisions_t **out);
 
@@ -205,5 +210,8 @@ typedef struct corral_engine_totals {
     uint32_t pods_pending;
 } corral_engine_totals_t;
 void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out);
+/* The most whole GPUs free on any one node (O(1)): a pod asking for more
+ * cannot be placed now. */
+int corral_engine_max_free_gpus(const corral_engine_t *e);
 
 #endif

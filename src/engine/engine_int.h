@@ -80,6 +80,14 @@ typedef struct eshape {
     size_t nmodels;
 } eshape_t;
 
+/* A pod shape and how many pods of it the engine holds (frag.c). */
+typedef struct wshape {
+    int64_t cpu;
+    int gpus;
+    int milli;
+    int64_t count;
+} wshape_t;
+
 typedef struct enode {
     char *name;
     int model; /* interned nvidia.com/gpu.product, -1 when none */
@@ -146,7 +154,9 @@ typedef struct epod {
     uint64_t nom_mask;
     uint32_t held_nom_node; /* nomination suspended by a tentative bind */
     uint64_t held_nom_mask;
-    const char *reason; /* last pending reason (cycle arena) */
+    uint32_t wshape;     /* index into the engine's wshapes */
+    const char *reason;  /* pending reason, interned (report.c); NULL until tried */
+    bool reason_changed; /* in the engine's changed list */
 } epod_t;
 
 typedef struct egroup {
@@ -167,7 +177,14 @@ typedef struct egroup {
     /* per cycle */
     uint32_t queue;
     int32_t priority;
-    const char *block; /* why the whole group is held back this cycle */
+    const char *block; /* why the whole group is held back (interned) */
+    /* reporting (report.c) */
+    bool touched;         /* in the engine's touched list */
+    bool fresh;           /* in the engine's fresh list (new pods since the last cycle) */
+    uint32_t listed_q;    /* the queue whose job list holds it, or NONE */
+    uint64_t queue_ver;   /* queue resolved against this version of the queues */
+    const char *st_phase; /* phase and message last reported */
+    const char *st_msg;
 } egroup_t;
 
 typedef struct equeue {
@@ -188,6 +205,11 @@ typedef struct equeue {
     rvec_t des_eff; /* computed entitlement */
     uint32_t depth;
     int32_t min_run_prio; /* lowest priority among its running pods */
+    double share_c;       /* share, valid unless share_dirty */
+    bool share_dirty;
+    /* its waiting jobs by priority then age (order.c) */
+    uint32_t *jobs;
+    size_t njobs, capjobs;
 } equeue_t;
 
 typedef struct ehn_member {
@@ -252,6 +274,7 @@ struct corral_engine {
 
     VEC(egroup_t) groups;
     corral_hmap_t group_by_key;
+    VEC(uint32_t) group_free;
 
     VEC(equeue_t) queues;
     corral_hmap_t queue_by_name;
@@ -289,11 +312,38 @@ struct corral_engine {
     size_t nshapes;
     bool workload_set;
     uint64_t frag_epoch;
-    uint64_t pods_version, derived_version;
+    uint64_t pods_version;
+    /* Shapes of the pods held, counted as pods come and go: the workload
+     * derived from them is rebuilt once 1% of it has changed. */
+    VEC(wshape_t) wshapes;
+    corral_hmap_t wshape_by_key;
+    int64_t wshape_total, wshape_churn, wshape_base;
+    bool derived;
     corral_hmap_t model_ids;
     /* GPUs partly used by shares, by gap (milli left / 10): for the
      * sum-of-squares share packing rule (score.c). */
     int32_t gaps[101];
+
+    /* Interned pending reasons, and what the next report covers (report.c). */
+    corral_arena_t rsn_arena;
+    corral_hmap_t rsn_by_text;
+    VEC(char *) rsn_texts;
+    const char *rsn_last;  /* the last text interned */
+    VEC(uint32_t) changed; /* pods whose reason changed */
+    VEC(uint32_t) touched; /* groups whose status may have changed */
+    int64_t npending;      /* pods pending (ours or another scheduler's) */
+
+    /* Quiet cycles (cycle.c): epoch counts every change except new pending
+     * pods, which are listed instead; a cycle is quiet when the epoch has
+     * not moved since the last one began. */
+    uint64_t epoch, cycle_epoch;
+    uint64_t cycles;
+    int64_t next_timer;       /* first time an eviction protection runs out */
+    uint32_t blocked;         /* the first job the last cycle could not place */
+    bool prio_changed;        /* a job's priority changed: re-sort the job lists */
+    uint64_t queue_ver;       /* bumped when queues come, go or change */
+    VEC(uint32_t) fresh;      /* groups with new pending pods */
+    VEC(uint32_t) fresh_pods; /* the new pending pods */
 
     uint64_t age_seq;
     uint64_t rng;
@@ -376,6 +426,8 @@ double corral__frag_state(const corral_engine_t *e, int model, int64_t cpu_left,
 double corral__node_frag(corral_engine_t *e, enode_t *n);
 double corral__frag_after(corral_engine_t *e, const enode_t *n, const epod_t *p, uint64_t mask);
 void corral__derive_workload(corral_engine_t *e);
+/* Count pod p in (sign 1) or out of (-1) the held shapes. */
+void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign);
 
 /* gpu.c */
 uint64_t corral__pick_gpus(const enode_t *n, uint64_t free, int k);
@@ -384,10 +436,13 @@ int corral__set_quality(const enode_t *n, uint64_t set, int *nvsum);
 
 /* queues.c */
 void corral__queues_prepare(corral_engine_t *e);
-uint32_t corral__queue_of(corral_engine_t *e, const egroup_t *g);
+/* The queue of g (NONE: it does not exist), cached until the queues change. */
+uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g);
 const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req);
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req);
 double corral__queue_share(const corral_engine_t *e, uint32_t q);
+/* A quiet cycle's accounting: add new pending pods' demand, recompute deserved. */
+void corral__queues_add_demand(corral_engine_t *e, const uint32_t *pods, size_t n);
 int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b);
 
 /* place.c */
@@ -420,6 +475,28 @@ void corral__resv_clear(corral_engine_t *e);
 /* preempt.c: preempt returns true when it had to search for victims */
 void corral__victim_prep(corral_engine_t *e);
 bool corral__preempt(corral_engine_t *e, uint32_t gid, bool across);
+
+/* order.c */
+typedef struct qjobs {
+    uint32_t *jobs;
+    size_t n, next;
+} qjobs_t;
+/* Per queue, the jobs a cycle tries, in order: all waiting jobs (resort: a
+ * priority changed), or only those among ids. Blocked ones get their reason. */
+qjobs_t *corral__jobs_all(corral_engine_t *e, bool resort);
+qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n);
+void corral__jobs_free(corral_engine_t *e, qjobs_t *qj);
+uint32_t corral__next_queue(corral_engine_t *e, const qjobs_t *qj);
+bool corral__has_pending(const corral_engine_t *e, const egroup_t *g);
+void corral__group_reason(corral_engine_t *e, const egroup_t *g, const char *why);
+
+/* report.c */
+const char *corral__intern(corral_engine_t *e, const char *s);
+/* Set pod pid's pending reason (interned); a change is reported. No-op in dry runs. */
+void corral__set_reason(corral_engine_t *e, uint32_t pid, const char *why);
+void corral__touch(corral_engine_t *e, uint32_t gid);
+void corral__reasons_trim(corral_engine_t *e);
+void corral__report(corral_engine_t *e);
 
 /* hypernode.c */
 void corral__hn_resolve(corral_engine_t *e);

@@ -45,6 +45,7 @@ int corral__node_model(corral_engine_t *e, const enode_t *n)
 
 int corral_engine_set_workload(corral_engine_t *e, const corral_shape_t *shapes, size_t n)
 {
+    e->epoch++;
     corral_free(e->shapes);
     e->shapes = corral_calloc(n + 1, sizeof(*e->shapes));
     e->nshapes = 0;
@@ -155,41 +156,46 @@ double corral_engine_frag(corral_engine_t *e, double *idle_milli)
     return frag;
 }
 
-/* Without a workload from the caller: the shapes of the pods we hold. */
+void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign)
+{
+    if (sign > 0) {
+        wshape_t w = {p->req.v[RES_CPU], p->share ? 1 : p->gpus,
+                      p->share ? p->share : (p->gpus ? 1000 : 0), 0};
+        char key[64];
+        snprintf(key, sizeof(key), "%lld|%d|%d", (long long)w.cpu, w.gpus, w.milli);
+        uint32_t j;
+        if (!corral_hmap_get(&e->wshape_by_key, key, &j)) {
+            j = (uint32_t)e->wshapes.n;
+            VEC_PUSH(e->wshapes, w);
+            corral_hmap_put(&e->wshape_by_key, corral_arena_strdup(&e->keep, key), j);
+        }
+        p->wshape = j;
+    }
+    e->wshapes.items[p->wshape].count += sign;
+    e->wshape_total += sign;
+    e->wshape_churn++;
+}
+
+/* Without a workload from the caller: the shapes of the pods we hold,
+ * rebuilt when more than 1% of them changed since the last time (each
+ * rebuild invalidates every node's cached fragmentation). */
 void corral__derive_workload(corral_engine_t *e)
 {
-    if (e->workload_set || e->derived_version == e->pods_version)
+    if (e->workload_set)
         return;
-    e->derived_version = e->pods_version;
-    corral_shape_t *sh = corral_calloc(e->pods.n + 1, sizeof(*sh));
+    if (e->derived && e->wshape_churn * 100 <= e->wshape_base)
+        return;
+    e->derived = true;
+    e->wshape_churn = 0;
+    e->wshape_base = e->wshape_total;
+    corral_shape_t *sh = corral_calloc(e->wshapes.n + 1, sizeof(*sh));
     size_t n = 0;
-    corral_hmap_t seen;
-    corral_hmap_init(&seen);
-    corral_arena_t keys;
-    corral_arena_init(&keys);
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
-        if (!p->alive)
-            continue;
-        corral_shape_t s = {p->req.v[RES_CPU],
-                            p->share ? 1 : p->gpus,
-                            p->share ? p->share : (p->gpus ? 1000 : 0),
-                            NULL,
-                            0,
-                            1};
-        char *key =
-            corral_arena_printf(&keys, "%lld|%d|%d", (long long)s.cpu_milli, s.gpus, s.gpu_milli);
-        uint32_t j;
-        if (corral_hmap_get(&seen, key, &j)) {
-            sh[j].weight += 1;
-        } else {
-            corral_hmap_put(&seen, key, (uint32_t)n);
-            sh[n++] = s;
-        }
+    for (size_t i = 0; i < e->wshapes.n; i++) {
+        const wshape_t *w = &e->wshapes.items[i];
+        if (w->count > 0)
+            sh[n++] = (corral_shape_t){w->cpu, w->gpus, w->milli, NULL, 0, (double)w->count};
     }
     corral_engine_set_workload(e, sh, n);
     e->workload_set = false; /* derived, not given: re-derive when pods change */
-    corral_hmap_fini(&seen);
-    corral_arena_fini(&keys);
     corral_free(sh);
 }

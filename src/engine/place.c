@@ -51,6 +51,7 @@ void corral__txn_record(corral_engine_t *e, size_t mark)
         corral_bind_t b = {p->ns, p->name, e->nodes.items[p->node].name,
                            corral_arena_strdup(&e->cyc, ids)};
         VEC_PUSH(e->binds, b);
+        corral__touch(e, p->group);
         e->dec.stats.placed++;
     }
     e->txn.n = mark;
@@ -334,10 +335,8 @@ static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_
 
 static void set_reason(corral_engine_t *e, const uint32_t *pods, size_t n, const char *why)
 {
-    if (e->dry)
-        return;
     for (size_t i = 0; i < n; i++)
-        e->pods.items[pods[i]].reason = why;
+        corral__set_reason(e, pods[i], why);
 }
 
 static const char *gang_reason(corral_engine_t *e, const egroup_t *g, uint32_t first, int placed,
@@ -367,7 +366,8 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
         const char *cap = g->queue != NONE ? corral__capability_block(e, g->queue, &p->req) : NULL;
         if (cap) {
             if (!e->dry)
-                p->reason = corral_arena_printf(&e->cyc, "queue %s is over its capability", cap);
+                corral__set_reason(
+                    e, pid, corral_arena_printf(&e->cyc, "queue %s is over its capability", cap));
             continue;
         }
         uint64_t mask = 0;
@@ -377,7 +377,7 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
         if (nid == NONE) {
             place_ctx_t plain = {false, NULL};
             if (!e->dry)
-                p->reason = corral__nodes_reason(e, pid, &plain);
+                corral__set_reason(e, pid, corral__nodes_reason(e, pid, &plain));
             continue;
         }
         corral__txn_bind(e, pid, nid, mask);
@@ -496,6 +496,17 @@ static void node_reason(corral_engine_t *e, const epod_t *p, const enode_t *n, b
     }
 }
 
+/* v in base 64 (digits '0'..'o', never the separator), then '|'. */
+static char *put_u64(char *o, uint64_t v)
+{
+    do {
+        *o++ = (char)('0' + (v & 63));
+        v >>= 6;
+    } while (v);
+    *o++ = '|';
+    return o;
+}
+
 /* Pods with the same constraints and request get the same reason in the same
  * cluster state: remember it until anything binds or unbinds. */
 static const char *reason_cached(corral_engine_t *e, const epod_t *p, const place_ctx_t *pc,
@@ -507,10 +518,16 @@ static const char *reason_cached(corral_engine_t *e, const epod_t *p, const plac
         e->reason_vals.n = 0;
         e->reason_version = e->version;
     }
-    size_t o = (size_t)snprintf(key, len, "%u|%d|%p|%u|%u", p->prof, reserved,
-                                (const void *)pc->hn_bits, p->gpus, p->share);
-    for (int d = 0; d < e->nres && o < len; d++)
-        o += (size_t)snprintf(key + o, len - o, "|%lld", (long long)p->req.v[d]);
+    /* Built by hand: this runs for every pending pod in every cycle. */
+    char *o = key, *end = key + len - (size_t)96;
+    o = put_u64(o, p->prof);
+    o = put_u64(o, reserved);
+    o = put_u64(o, (uintptr_t)pc->hn_bits);
+    o = put_u64(o, p->gpus);
+    o = put_u64(o, p->share);
+    for (int d = 0; d < e->nres && o < end; d++)
+        o = put_u64(o, (uint64_t)p->req.v[d]);
+    *o = '\0';
     uint32_t id;
     return corral_hmap_get(&e->reason_cache, key, &id) ? e->reason_vals.items[id] : NULL;
 }
@@ -543,7 +560,7 @@ const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_c
     for (size_t i = 0; i < nrc; i++)
         corral_buf_printf(&b, "%s%s", i ? ", " : ": ", parts[i]);
     corral_buf_putc(&b, '.');
-    const char *out = corral_arena_strdup(&e->cyc, corral_buf_str(&b));
+    const char *out = corral__intern(e, corral_buf_str(&b));
     corral_buf_fini(&b);
     corral_free(parts);
     corral_free(rc);

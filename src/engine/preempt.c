@@ -356,6 +356,8 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
             /* Leaving: no longer its queue's for fairness decisions. */
             corral__charge(e, v->pods[j], -1, true);
             rv_add(&e->total_used, &p->req, e->nres); /* still holds the node */
+            corral__touch(e, p->group);
+            e->epoch++; /* the next cycle must count what leaves */
             corral_evict_t ev = {p->ns, p->name, NULL, g->ns, g->name};
             ev.reason =
                 across ? corral_arena_printf(&e->cyc, "reclaimed by queue %s for %s/%s",
@@ -407,10 +409,14 @@ void corral__victim_prep(corral_engine_t *e)
 {
     for (size_t q = 0; q < e->queues.n; q++)
         e->queues.items[q].min_run_prio = INT32_MAX;
+    e->next_timer = INT64_MAX;
     for (size_t i = 0; i < e->pods.n; i++) {
         const epod_t *p = &e->pods.items[i];
         if (!p->alive || p->state != POD_BOUND)
             continue;
+        int64_t until = p->start_ns + p->min_run_ns;
+        if (p->min_run_ns > 0 && until > e->now && until < e->next_timer)
+            e->next_timer = until;
         uint32_t q = e->groups.items[p->group].queue;
         if (q != NONE && p->priority < e->queues.items[q].min_run_prio)
             e->queues.items[q].min_run_prio = p->priority;

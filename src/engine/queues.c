@@ -18,11 +18,15 @@
 
 #define INF64 INT64_MAX
 
-uint32_t corral__queue_of(corral_engine_t *e, const egroup_t *g)
+uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g)
 {
+    if (g->queue_ver == e->queue_ver && e->queue_ver != 0)
+        return g->queue; /* resolved against these queues already */
     uint32_t id;
     if (!corral_hmap_get(&e->queue_by_name, g->queue_name, &id) || !e->queues.items[id].alive)
-        return NONE;
+        id = NONE;
+    g->queue = id;
+    g->queue_ver = e->queue_ver;
     return id;
 }
 
@@ -159,8 +163,28 @@ void corral__queues_prepare(corral_engine_t *e)
             rv_add(&e->total_used, &n->used, e->nres);
         }
     }
-    for (size_t i = 0; i < e->queues.n; i++)
+    for (size_t i = 0; i < e->queues.n; i++) {
         memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
+        e->queues.items[i].share_dirty = true;
+    }
+    for (int d = 0; d < e->nres; d++)
+        fill_level(e, NONE, d, e->total_alloc.v[d]);
+}
+
+void corral__queues_add_demand(corral_engine_t *e, const uint32_t *pods, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const epod_t *p = &e->pods.items[pods[i]];
+        if (!p->alive || p->state != POD_PENDING)
+            continue;
+        uint32_t q = e->groups.items[p->group].queue;
+        if (q != NONE)
+            add_up(e, q, &p->req, true);
+    }
+    for (size_t i = 0; i < e->queues.n; i++) {
+        memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
+        e->queues.items[i].share_dirty = true;
+    }
     for (int d = 0; d < e->nres; d++)
         fill_level(e, NONE, d, e->total_alloc.v[d]);
 }
@@ -224,12 +248,25 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
     return share;
 }
 
+/* Shares for ordering, recomputed only for queues whose allocation changed
+ * (corral__charge and corral__nominate mark them): the order of service
+ * compares queues once per job tried. */
+static double share_of(const corral_engine_t *e, uint32_t q)
+{
+    equeue_t *x = &((corral_engine_t *)e)->queues.items[q];
+    if (x->share_dirty) {
+        x->share_c = corral__queue_share(e, q);
+        x->share_dirty = false;
+    }
+    return x->share_c;
+}
+
 static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
 {
     const equeue_t *x = &e->queues.items[a], *y = &e->queues.items[b];
     if (x->prio != y->prio)
         return x->prio > y->prio ? -1 : 1;
-    double sa = corral__queue_share(e, a), sb = corral__queue_share(e, b);
+    double sa = share_of(e, a), sb = share_of(e, b);
     if (sa != sb)
         return sa < sb ? -1 : 1;
     return strcmp(x->name, y->name);
@@ -237,6 +274,9 @@ static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
 
 int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
 {
+    /* Siblings (the common flat case) compare directly. */
+    if (e->queues.items[a].parent == e->queues.items[b].parent)
+        return level_cmp(e, a, b);
     uint32_t pa[66] = {0}, pb[66] = {0};
     int na = 0, nb = 0;
     for (uint32_t c = a; c != NONE && na < 65; c = e->queues.items[c].parent)

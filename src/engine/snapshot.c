@@ -63,7 +63,10 @@ int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
         corral_sched_config_default(&e->cfg);
     corral_arena_init(&e->keep);
     corral_arena_init(&e->cyc);
+    corral_arena_init(&e->rsn_arena);
     e->rng = e->cfg.seed ? e->cfg.seed : 1;
+    e->next_timer = INT64_MAX;
+    e->blocked = NONE;
     static const char *const fixed[RES_FIXED] = {"cpu", "memory", "nvidia.com/gpu", "pods",
                                                  "ephemeral-storage"};
     for (int i = 0; i < RES_FIXED; i++)
@@ -75,6 +78,7 @@ int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
 
 void corral_engine_set_config(corral_engine_t *e, const corral_sched_config_t *cfg)
 {
+    e->epoch++;
     e->cfg = *cfg;
     e->rng = cfg->seed ? cfg->seed : 1;
 }
@@ -133,6 +137,7 @@ void corral_engine_free(corral_engine_t *e)
     for (size_t i = 0; i < e->queues.n; i++) {
         corral_free(e->queues.items[i].name);
         corral_free(e->queues.items[i].parent_name);
+        corral_free(e->queues.items[i].jobs);
     }
     for (size_t i = 0; i < e->hns.n; i++)
         free_hn(&e->hns.items[i]);
@@ -164,6 +169,16 @@ void corral_engine_free(corral_engine_t *e)
     corral_hmap_fini(&e->cls_by_key);
     corral_hmap_fini(&e->reason_cache);
     corral_hmap_fini(&e->model_ids);
+    corral_hmap_fini(&e->wshape_by_key);
+    corral_hmap_fini(&e->rsn_by_text);
+    corral_arena_fini(&e->rsn_arena);
+    corral_free(e->rsn_texts.items);
+    corral_free(e->changed.items);
+    corral_free(e->touched.items);
+    corral_free(e->group_free.items);
+    corral_free(e->fresh.items);
+    corral_free(e->fresh_pods.items);
+    corral_free(e->wshapes.items);
     corral_free(e->shapes);
     corral_free(e->reason_vals.items);
     corral_arena_fini(&e->keep);
@@ -527,12 +542,30 @@ static uint32_t group_get(corral_engine_t *e, const char *ns, const char *name, 
     g.declared = implicit;
     g.min_member = 1;
     g.queue = NONE;
+    g.listed_q = NONE;
     g.queue_name = corral_strdup("default");
     g.age = e->age_seq++;
-    id = (uint32_t)e->groups.n;
-    VEC_PUSH(e->groups, g);
+    if (e->group_free.n) {
+        id = e->group_free.items[--e->group_free.n];
+        e->groups.items[id] = g;
+    } else {
+        id = (uint32_t)e->groups.n;
+        VEC_PUSH(e->groups, g);
+    }
     corral_hmap_put(&e->group_by_key, e->groups.items[id].key, id);
     return id;
+}
+
+/* A group without pods and without a PodGroup object is gone; its slot is
+ * reused (a replay creates a group per job). */
+static void group_reap(corral_engine_t *e, uint32_t gid)
+{
+    egroup_t *g = &e->groups.items[gid];
+    if (!g->alive || g->npods > 0 || (g->declared && !g->implicit))
+        return;
+    corral_hmap_del(&e->group_by_key, g->key);
+    free_group(g);
+    VEC_PUSH(e->group_free, gid);
 }
 
 static void group_add_pod(egroup_t *g, uint32_t pid)
@@ -563,9 +596,12 @@ static int upsert_podgroup(corral_engine_t *e, const corral_obj_t *o)
     const corral_podgroup_t *pg = o->u.pg;
     uint32_t id = group_get(e, o->meta.namespace, o->meta.name, false);
     egroup_t *g = &e->groups.items[id];
+    if (g->npods > 0)
+        e->epoch++; /* its pods' queue, gang size or class may change */
     g->declared = true;
     g->min_member = pg->min_member;
     set_str(&g->queue_name, pg->queue ? pg->queue : "default");
+    g->queue_ver = 0;
     set_str(&g->pc_name, pg->priority_class_name);
     to_rvec(e, &pg->min_resources, &g->min_res, NULL);
     g->has_min_res = pg->min_resources.n > 0;
@@ -573,6 +609,7 @@ static int upsert_podgroup(corral_engine_t *e, const corral_obj_t *o)
     if (pg->topology.mode)
         g->topo_mode = strcmp(pg->topology.mode, "hard") == 0 ? 1 : 2;
     g->topo_tier = pg->topology.highest_tier.set ? pg->topology.highest_tier.v : 0;
+    corral__touch(e, id);
     return 0;
 }
 
@@ -595,6 +632,7 @@ void corral__charge(corral_engine_t *e, uint32_t pid, int sign, bool queue)
     const epod_t *p = &e->pods.items[pid];
     uint32_t q = e->groups.items[p->group].queue;
     for (; queue && q != NONE && q < e->queues.n; q = e->queues.items[q].parent) {
+        e->queues.items[q].share_dirty = true;
         if (sign > 0)
             rv_add(&e->queues.items[q].alloc, &p->req, e->nres);
         else
@@ -622,8 +660,10 @@ void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t m
     nominate_set(e, p, nid, mask);
     /* A nominated pod counts as its queue's (tally does the same). */
     uint32_t q = e->groups.items[p->group].queue;
-    for (; q != NONE && q < e->queues.n; q = e->queues.items[q].parent)
+    for (; q != NONE && q < e->queues.n; q = e->queues.items[q].parent) {
         rv_add(&e->queues.items[q].alloc, &p->req, e->nres);
+        e->queues.items[q].share_dirty = true;
+    }
 }
 
 /*
@@ -632,6 +672,18 @@ void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t m
  * that records the bind drops it for good. A nominated pod is already
  * charged to its queue.
  */
+/* What quiet cycles need to know about running pods as victims (full cycles
+ * recount it): the lowest priority running in each queue, and when the next
+ * eviction protection runs out. */
+static void bind_victim_facts(corral_engine_t *e, const epod_t *p)
+{
+    uint32_t q = e->groups.items[p->group].queue;
+    if (q != NONE && q < e->queues.n && p->priority < e->queues.items[q].min_run_prio)
+        e->queues.items[q].min_run_prio = p->priority;
+    if (p->min_run_ns > 0 && p->start_ns + p->min_run_ns < e->next_timer)
+        e->next_timer = p->start_ns + p->min_run_ns;
+}
+
 void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
     epod_t *p = &e->pods.items[pid];
@@ -642,10 +694,13 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
         p->held_nom_mask = p->nom_mask;
         nominate_clear(e, p);
     }
+    if (p->state == POD_PENDING || p->state == POD_FOREIGN)
+        e->npending--;
     p->state = POD_BOUND;
     p->node = nid;
     p->gpu_mask = mask;
     p->start_ns = e->now;
+    bind_victim_facts(e, p);
     rv_add(&n->used, &p->req, RES_MAX);
     corral__charge(e, pid, 1, !had_nom);
     corral__hist(e, n, -1);
@@ -703,6 +758,7 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
         }
     }
     p->state = POD_PENDING;
+    e->npending++;
     p->node = NONE;
     p->gpu_mask = 0;
     if (held) {
@@ -816,11 +872,13 @@ static void pod_group(corral_engine_t *e, uint32_t pid, const corral_obj_t *o)
         egroup_t *g = &e->groups.items[gid];
         const char *q = corral_strmap_get(&o->meta.annotations, ANN_VC_QUEUE);
         set_str(&g->queue_name, q && *q ? q : "default");
+        g->queue_ver = 0;
         set_str(&g->pc_name, o->u.pod->spec.priority_class_name);
         g->age = p->age;
     }
     p->group = gid;
     group_add_pod(&e->groups.items[gid], pid);
+    corral__touch(e, gid);
 }
 
 static int bind_prebound(corral_engine_t *e, uint32_t pid, const corral_obj_t *o,
@@ -860,6 +918,17 @@ static int bind_prebound(corral_engine_t *e, uint32_t pid, const corral_obj_t *o
     return 0;
 }
 
+/* A new pending pod: the next cycle may be quiet and try only such pods. */
+static void mark_fresh(corral_engine_t *e, uint32_t pid)
+{
+    VEC_PUSH(e->fresh_pods, pid);
+    egroup_t *g = &e->groups.items[e->pods.items[pid].group];
+    if (!g->fresh) {
+        g->fresh = true;
+        VEC_PUSH(e->fresh, e->pods.items[pid].group);
+    }
+}
+
 static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, corral_diag_t *diag)
 {
     const corral_pod_t *src = o->u.pod;
@@ -879,6 +948,7 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     }
     if (known) {
         corral_free(key);
+        e->epoch++;
         epod_t *p = &e->pods.items[pid];
         p->est_ns = ann_duration(o, ANN_ESTIMATE, -1, diag);
         p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
@@ -906,13 +976,21 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
     pod_requests(e, p, src);
     p->prof = intern_prof(e, &src->spec);
+    corral__wshape_count(e, p, 1);
     corral_hmap_put(&e->pod_by_key, p->key, pid);
     e->pods_version++;
     pod_group(e, pid, o);
-    if (!bound && !ours(src->spec.scheduler_name))
+    e->npending++;
+    if (!bound && !ours(src->spec.scheduler_name)) {
         p->state = POD_FOREIGN;
-    if (!bound)
+        corral__set_reason(e, pid,
+                           "not scheduled by Corral: spec.schedulerName names another scheduler");
+    }
+    if (!bound) {
+        mark_fresh(e, pid);
         return 0;
+    }
+    e->epoch++;
     int64_t saved = e->now;
     e->now = ann_duration(o, ANN_STARTED_AT, now, diag);
     int rc = bind_prebound(e, pid, o, diag);
@@ -936,6 +1014,7 @@ uint32_t corral__queue_get(corral_engine_t *e, const char *name)
     q.reclaimable = true;
     q.implicit = true;
     q.alive = strcmp(name, "default") == 0; /* "default" exists implicitly */
+    e->queue_ver++;
     id = (uint32_t)e->queues.n;
     VEC_PUSH(e->queues, q);
     corral_hmap_put(&e->queue_by_name, e->queues.items[id].name, id);
@@ -949,6 +1028,7 @@ static int upsert_queue(corral_engine_t *e, const corral_obj_t *o)
     equeue_t *q = &e->queues.items[id];
     q->alive = true;
     q->implicit = false;
+    e->queue_ver++;
     q->weight = src->weight > 0 ? src->weight : 1;
     to_rvec(e, &src->capability, &q->cap, &q->cap_mask);
     to_rvec(e, &src->deserved, &q->deserved, &q->des_mask);
@@ -1016,6 +1096,8 @@ static int upsert_hn(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *d
 int corral_engine_upsert(corral_engine_t *e, const corral_obj_t *o, int64_t now_ns,
                          corral_diag_t *diag)
 {
+    if (o->info->kind != CORRAL_KIND_POD && o->info->kind != CORRAL_KIND_PODGROUP)
+        e->epoch++;
     switch (o->info->kind) {
     case CORRAL_KIND_NODE:
         return upsert_node(e, o, diag);
@@ -1050,10 +1132,11 @@ static int remove_pod(corral_engine_t *e, const char *ns, const char *name)
     corral_hmap_del(&e->pod_by_key, p->key);
     egroup_t *g = &e->groups.items[p->group];
     group_del_pod(g, pid);
-    if (g->implicit && g->npods == 0) {
-        corral_hmap_del(&e->group_by_key, g->key);
-        g->alive = false;
-    }
+    corral__touch(e, p->group);
+    if (p->state == POD_PENDING || p->state == POD_FOREIGN)
+        e->npending--;
+    group_reap(e, p->group);
+    corral__wshape_count(e, p, -1);
     free_pod(p);
     VEC_PUSH(e->pod_free, pid);
     e->pods_version++;
@@ -1090,6 +1173,7 @@ static int remove_node(corral_engine_t *e, const char *name)
 int corral_engine_remove(corral_engine_t *e, corral_kind_t kind, const char *ns, const char *name)
 {
     uint32_t id;
+    e->epoch++;
     switch (kind) {
     case CORRAL_KIND_POD:
         return remove_pod(e, ns, name);
@@ -1100,6 +1184,7 @@ int corral_engine_remove(corral_engine_t *e, corral_kind_t kind, const char *ns,
             return CORRAL_ENOENT;
         e->queues.items[id].alive = strcmp(name, "default") == 0;
         e->queues.items[id].implicit = true;
+        e->queue_ver++;
         return 0;
     case CORRAL_KIND_HYPERNODE:
         if (!corral_hmap_get(&e->hn_by_name, name, &id))
@@ -1116,6 +1201,8 @@ int corral_engine_remove(corral_engine_t *e, corral_kind_t kind, const char *ns,
         if (!found)
             return CORRAL_ENOENT;
         e->groups.items[id].declared = false;
+        corral__touch(e, id);
+        group_reap(e, id);
         return 0;
     }
     case CORRAL_KIND_PRIORITYCLASS:
@@ -1185,6 +1272,11 @@ void corral_engine_each_pod(const corral_engine_t *e, corral_pod_visit_fn fn, vo
         fn(&v, ctx);
     }
     corral_free(ids);
+}
+
+int corral_engine_max_free_gpus(const corral_engine_t *e)
+{
+    return corral__max_free_whole(e);
 }
 
 void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)

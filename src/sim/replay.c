@@ -58,8 +58,26 @@ static void build_jobs(replay_t *r)
     qsort_r(r->order, w->npods, sizeof(*r->order), cmp_arrival, r->jobs);
 }
 
+/* fifo is one global queue in arrival order, as a plain batch queue;
+ * the other policies see the trace's queues (Philly's virtual clusters). */
+static const char *job_queue(const replay_t *r, const rjob_t *j)
+{
+    return r->pol->strict ? NULL : j->src->queue;
+}
+
+/* GPUs of pod k of a job: a gang splits the job's GPUs into node-sized pods. */
+static int pod_gpus(const rjob_t *j, int k)
+{
+    if (j->npods == 1)
+        return j->src->gpus;
+    int per = (j->src->gpus + j->npods - 1) / j->npods;
+    int left = j->src->gpus - per * k;
+    return left < per ? left : per;
+}
+
 static void submit(replay_t *r, uint32_t ji)
 {
+    r->waiting++;
     rjob_t *j = &r->jobs[ji];
     char group[48] = "";
     if (j->npods > 1) {
@@ -69,7 +87,7 @@ static void submit(replay_t *r, uint32_t ji)
         corral_podgroup_t pg;
         memset(&pg, 0, sizeof(pg));
         pg.min_member = j->npods;
-        pg.queue = j->src->queue ? j->src->queue : "default";
+        pg.queue = job_queue(r, j) ? job_queue(r, j) : "default";
         o.info = corral_kind_get(CORRAL_KIND_PODGROUP);
         o.meta.name = group;
         o.meta.namespace = "default";
@@ -80,6 +98,7 @@ static void submit(replay_t *r, uint32_t ji)
     int left = j->src->gpus;
     for (int k = 0; k < j->npods; k++) {
         sim_pod_t p = *j->src;
+        p.queue = job_queue(r, j);
         if (j->npods > 1) {
             p.gpus = left < per ? left : per;
             left -= p.gpus;
@@ -107,10 +126,16 @@ static void withdraw(replay_t *r, uint32_t ji)
     }
 }
 
-/* Job index from a pod name "j<index>-<k>". */
+/* Job index and pod number from a pod name "j<index>-<k>". */
 static uint32_t job_of(const char *pod)
 {
     return (uint32_t)strtoul(pod + 1, NULL, 10);
+}
+
+static int pod_of(const char *pod)
+{
+    const char *dash = strchr(pod, '-');
+    return dash ? (int)strtol(dash + 1, NULL, 10) : 0;
 }
 
 /* --- completions: a binary min-heap of (time, job) ------------------------------------------ */
@@ -160,19 +185,18 @@ static rev_t heap_pop(replay_t *r)
 
 static void sample(replay_t *r)
 {
-    corral_engine_totals_t t;
-    corral_engine_totals(r->e, &t);
-    if (r->nsamples && r->samples[r->nsamples - 1].used == t.gpu_milli_used)
+    int64_t used = r->used_milli;
+    if (r->nsamples && r->samples[r->nsamples - 1].used == used)
         return;
     if (r->nsamples && r->samples[r->nsamples - 1].t == r->now) {
-        r->samples[r->nsamples - 1].used = t.gpu_milli_used;
+        r->samples[r->nsamples - 1].used = used;
         return;
     }
     if (r->nsamples == r->capsamples) {
         r->capsamples = r->capsamples ? r->capsamples * 2 : 1024;
         r->samples = corral_realloc(r->samples, r->capsamples * sizeof(*r->samples));
     }
-    r->samples[r->nsamples++] = (rsample_t){r->now, t.gpu_milli_used};
+    r->samples[r->nsamples++] = (rsample_t){r->now, used};
 }
 
 /* GPUs a job holds while it runs (shares count as their fraction). */
@@ -182,11 +206,14 @@ static double job_gpus(const rjob_t *j)
 }
 
 /* A pod of a job was bound: the job starts when its last pod is. */
-static void on_bind(replay_t *r, uint32_t ji)
+static void on_bind(replay_t *r, uint32_t ji, int k)
 {
     rjob_t *j = &r->jobs[ji];
+    r->used_milli += (int64_t)pod_gpus(j, k) * j->src->gpu_milli;
+    j->held_milli += (int64_t)pod_gpus(j, k) * j->src->gpu_milli;
     if (++j->bound < j->npods)
         return;
+    r->waiting--;
     if (j->first_start < 0)
         j->first_start = r->now;
     j->start = r->now;
@@ -207,6 +234,10 @@ static void on_evict(replay_t *r, uint32_t ji)
         r->lost_gpu_ms += used;
     }
     r->preempted_pods += j->bound;
+    r->used_milli -= j->held_milli;
+    j->held_milli = 0;
+    if (j->bound < j->npods)
+        r->waiting--; /* it was still waiting; submit counts it again */
     j->restarts++;
     j->gen++;
     j->bound = 0;
@@ -222,7 +253,7 @@ static void run_cycles(replay_t *r)
         corral_engine_cycle(r->e, r->now * 1000000, &d);
         r->cycles++;
         for (size_t k = 0; k < d->nbinds; k++)
-            on_bind(r, job_of(d->binds[k].name));
+            on_bind(r, job_of(d->binds[k].name), pod_of(d->binds[k].name));
         /* Collect first: evicting changes the engine's decisions buffer. */
         size_t nev = d->nevictions;
         uint32_t *ev = corral_malloc((nev + 1) * sizeof(*ev));
@@ -236,21 +267,47 @@ static void run_cycles(replay_t *r)
     }
 }
 
-static void complete(replay_t *r, rev_t ev)
+/*
+ * A cycle after arrivals alone (nothing freed) can be skipped when it could
+ * not place anything, which keeps the replay fast on deep queues: under
+ * strict order when older jobs wait (new ones queue behind them), and for
+ * policies without eviction when no new job fits on any node's free GPUs.
+ * Both are exact: the cycle that is skipped would bind nothing.
+ */
+static bool cannot_start(const replay_t *r, const rjob_t *j)
+{
+    if (j->src->gpu_milli < 1000 || j->src->gpus == 0)
+        return false; /* shares and cpu-only pods: no quick test */
+    return pod_gpus(j, 0) > corral_engine_max_free_gpus(r->e);
+}
+
+static bool skippable(const replay_t *r, int64_t waiting_before, bool hopeless)
+{
+    if (r->pol->strict && waiting_before > 0)
+        return true;
+    return !r->pol->evict && hopeless;
+}
+
+static bool complete(replay_t *r, rev_t ev)
 {
     uint32_t ji = ev.job;
     rjob_t *j = &r->jobs[ji];
     if (ev.gen != j->gen || j->start < 0)
-        return; /* stale: the job was evicted since */
+        return false; /* stale: the job was evicted since */
     j->end = r->now;
     j->gpu_ms += (double)(r->now - j->start) * job_gpus(j);
+    r->used_milli -= j->held_milli;
+    j->held_milli = 0;
     withdraw(r, ji);
     j->bound = 0;
     j->done = true;
+    return true;
 }
 
 static void add_queues(replay_t *r)
 {
+    if (r->pol->strict)
+        return;
     corral_hmap_t seen;
     corral_hmap_init(&seen);
     for (size_t i = 0; i < r->w->npods; i++) {
@@ -288,17 +345,22 @@ static void simulate(replay_t *r, corral_progress_fn progress, void *pctx)
     size_t ai = 0;
     for (int64_t t; (t = next_time(r, ai)) != INT64_MAX;) {
         r->now = t;
+        bool freed = false, hopeless = true;
+        int64_t waiting = r->waiting;
         while (r->nheap && r->heap[0].t == t)
-            complete(r, heap_pop(r));
+            freed |= complete(r, heap_pop(r));
         while (ai < r->w->npods && r->jobs[r->order[ai]].src->arrive_ms == t) {
             uint32_t ji = r->order[ai++];
-            if (r->jobs[ji].src->gpus <= r->c->gpus)
+            if (r->jobs[ji].src->gpus <= r->c->gpus) {
                 submit(r, ji);
-            else
+                hopeless &= cannot_start(r, &r->jobs[ji]);
+            } else {
                 r->jobs[ji].infeasible = true;
+            }
             r->last_arrival = t;
         }
-        run_cycles(r);
+        if (freed || !skippable(r, waiting, hopeless))
+            run_cycles(r);
         sample(r);
         if (progress && (ai & 1023) == 0)
             progress(pctx, ai, r->w->npods);

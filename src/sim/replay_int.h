@@ -20,6 +20,7 @@ typedef struct rjob {
     int64_t end;         /* ms, when done */
     uint32_t gen;        /* attempts so far; stale completions carry an older one */
     double gpu_ms;       /* GPU-time used, all attempts (GPU x ms) */
+    int64_t held_milli;  /* milli-GPUs its bound pods hold now */
     int restarts;
     bool done;
     bool infeasible; /* asks for more GPUs than the cluster has */
@@ -53,6 +54,8 @@ typedef struct replay {
     size_t nsamples, capsamples;
     int64_t preempted_pods;
     double lost_gpu_ms; /* GPU-time of evicted attempts (work lost) */
+    int64_t used_milli; /* milli-GPUs held by bound pods now */
+    int64_t waiting;    /* jobs submitted and not (re)started */
     int64_t cycles;
     int64_t last_arrival;
 } replay_t;
