@@ -214,4 +214,9 @@ void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
  * cannot be placed now. */
 int corral_engine_max_free_gpus(const corral_engine_t *e);
 
+/* For tests: count from scratch what the engine keeps up to date as objects
+ * change (each queue's demand and allocation, the pending count) and compare.
+ * 0 when they agree; else CORRAL_EINVAL with the first difference in msg. */
+int corral_engine_selfcheck(corral_engine_t *e, char *msg, size_t len);
+
 #endif

@@ -63,9 +63,9 @@ static void reset_cycle(corral_engine_t *e, int64_t now, bool quiet)
 {
     e->now = now;
     corral_arena_reset(&e->cyc);
-    e->version++; /* cached reasons lived in the arena just reset */
+    e->version = ++e->vseq; /* cached reasons lived in the arena just reset */
     e->binds.n = e->evicts.n = e->pendings.n = e->gstats.n = 0;
-    e->txn.n = 0;
+    e->txn.n = e->txn_ver.n = 0;
     memset(&e->dec, 0, sizeof(e->dec));
     if (!quiet)
         corral__reasons_trim(e); /* a full cycle sets every reason again */
@@ -86,11 +86,66 @@ static bool ends_before_reservation(const corral_engine_t *e, const egroup_t *g)
     return true;
 }
 
+static int try_job_slow(corral_engine_t *e, uint32_t gid, bool resv);
+
+/* --- the failure memo ---------------------------------------------------------------------- */
+
+/*
+ * A job that is one plain pod (no gang, no topology, no nomination) fails in
+ * a given state exactly when any other such job does that has the same
+ * constraints and request, sits in the same queue and is held to the same
+ * reservation. With thousands waiting, most jobs of a cycle are repeats of a
+ * few shapes: the first of each shape is placed for real, the rest take its
+ * outcome and reason. The state is e->version (trial placements restore it).
+ */
+static uint32_t plain_pod(const corral_engine_t *e, const egroup_t *g)
+{
+    if (!g->implicit || g->npods != 1 || g->topo_mode || g->min_member > 1)
+        return NONE;
+    const epod_t *p = &e->pods.items[g->pods[0]];
+    return p->state == POD_PENDING && p->nom_node == NONE ? g->pods[0] : NONE;
+}
+
+static memo_t *memo_slot(corral_engine_t *e, uint32_t pid, uint32_t queue, int resv)
+{
+    uint64_t h = e->pods.items[pid].rcls * 0x9E3779B97F4A7C15ULL ^ (uint64_t)queue * 0x85EBCA6BULL;
+    h ^= (uint64_t)resv;
+    return &e->memo[(h >> 20) % MEMO_SLOTS];
+}
+
+static bool memo_hit(const corral_engine_t *e, const memo_t *m, uint32_t pid, uint32_t queue,
+                     int resv)
+{
+    return m->version == e->version && m->rcls == e->pods.items[pid].rcls && m->queue == queue &&
+           m->resv == resv && m->resv_group == (e->resv.active ? e->resv.group : NONE);
+}
+
 static int try_job(corral_engine_t *e, uint32_t gid)
 {
     const egroup_t *g = &e->groups.items[gid];
-    const char *why;
     bool resv = e->resv.active && e->resv.group != gid && !ends_before_reservation(e, g);
+    uint32_t pid = plain_pod(e, g);
+    memo_t *m = pid != NONE ? memo_slot(e, pid, g->queue, resv) : NULL;
+    if (m && memo_hit(e, m, pid, g->queue, resv)) {
+        corral__set_reason(e, pid, m->why);
+        return m->r;
+    }
+    int r = try_job_slow(e, gid, resv);
+    if (m && r != PLACE_OK && e->pods.items[pid].reason)
+        *m = (memo_t){e->version,
+                      e->pods.items[pid].rcls,
+                      g->queue,
+                      resv,
+                      e->resv.active ? e->resv.group : NONE,
+                      r,
+                      e->pods.items[pid].reason};
+    return r;
+}
+
+static int try_job_slow(corral_engine_t *e, uint32_t gid, bool resv)
+{
+    const egroup_t *g = &e->groups.items[gid];
+    const char *why;
     int r = corral__place_job(e, gid, resv, true, &why);
     if (r == PLACE_FAIL && resv) {
         /* Held back only by the reservation? Then say so. */
@@ -162,16 +217,17 @@ static bool quiet(const corral_engine_t *e, int64_t now)
     return e->cycles > 0 && e->epoch == e->cycle_epoch && now < e->next_timer;
 }
 
-static void prepare_fresh(corral_engine_t *e)
+/* Groups that changed since the last cycle (new pods, pods gone, PodGroup
+ * updated): their queue and priorities. The rest are as they were. */
+static void prepare_changed(corral_engine_t *e)
 {
-    for (size_t i = 0; i < e->fresh.n; i++) {
-        egroup_t *g = &e->groups.items[e->fresh.items[i]];
+    for (size_t i = 0; i < e->touched.n; i++) {
+        egroup_t *g = &e->groups.items[e->touched.items[i]];
         if (!g->alive)
             continue;
-        g->queue = corral__queue_of(e, g);
+        corral__queue_of(e, g);
         group_priorities(e, g);
     }
-    corral__queues_add_demand(e, e->fresh_pods.items, e->fresh_pods.n);
 }
 
 /* The job blocked in the cycle before, if it still waits. */
@@ -195,20 +251,40 @@ static void end_cycle(corral_engine_t *e)
     e->cycles++;
 }
 
+/* One eviction action over the jobs in order. Each victim search replays
+ * placements, so the most important jobs get them when many wait
+ * (MAX_VICTIM_SEARCHES per action per cycle), and a one-pod job does not
+ * search again in a state where one just like it found nothing. */
+static void evict_action(corral_engine_t *e, const uint32_t *order, size_t norder, bool across)
+{
+    int tries = 0;
+    for (size_t i = 0; i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
+        egroup_t *g = &e->groups.items[order[i]];
+        if (!corral__has_pending(e, g))
+            continue;
+        uint32_t pid = plain_pod(e, g);
+        memo_t *m = pid != NONE ? memo_slot(e, pid, g->queue, across ? 3 : 2) : NULL;
+        if (m && memo_hit(e, m, pid, g->queue, across ? 3 : 2))
+            continue;
+        int r = corral__preempt(e, order[i], across);
+        tries += r != PREEMPT_NONE;
+        if (m && r == PREEMPT_FAILED)
+            *m = (memo_t){e->version,
+                          e->pods.items[pid].rcls,
+                          g->queue,
+                          across ? 3 : 2,
+                          e->resv.active ? e->resv.group : NONE,
+                          r,
+                          NULL};
+    }
+}
+
 static void evict_for(corral_engine_t *e, const uint32_t *order, size_t norder)
 {
-    /* Each victim search replays placements; the most important jobs get the
-     * searches when many wait (MAX_VICTIM_SEARCHES per action per cycle). */
-    int tries = 0;
-    for (size_t i = 0; e->cfg.preempt && i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
-        if (corral__has_pending(e, &e->groups.items[order[i]]))
-            tries += corral__preempt(e, order[i], false);
-    }
-    tries = 0;
-    for (size_t i = 0; e->cfg.reclaim && i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
-        if (corral__has_pending(e, &e->groups.items[order[i]]))
-            tries += corral__preempt(e, order[i], true);
-    }
+    if (e->cfg.preempt)
+        evict_action(e, order, norder, false);
+    if (e->cfg.reclaim)
+        evict_action(e, order, norder, true);
 }
 
 int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisions_t **out)
@@ -218,12 +294,11 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     reset_cycle(e, now_ns, q);
     corral__node_order(e);
     corral__hn_resolve(e);
-    if (q) {
-        prepare_fresh(e);
-    } else {
+    bool recount = corral__queues_recount(e);
+    prepare_changed(e);
+    corral__queues_prepare(e);
+    if (recount || e->pc_dirty)
         resolve_priorities(e);
-        corral__queues_prepare(e);
-    }
     if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
         corral__derive_workload(e);
     qjobs_t *qj =
@@ -234,8 +309,8 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     if (e->cfg.allocate)
         allocate(e, qj, q ? still_blocked(e) : NONE, order, &norder);
     corral__resv_clear(e);
-    if (!q)
-        corral__victim_prep(e); /* quiet cycles keep it up to date as pods bind */
+    if (recount || now_ns >= e->next_timer)
+        corral__victim_prep(e); /* else kept up to date as pods bind */
     evict_for(e, order, norder);
     corral__jobs_free(e, qj);
     corral_free(order);

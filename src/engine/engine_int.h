@@ -155,6 +155,7 @@ typedef struct epod {
     uint32_t held_nom_node; /* nomination suspended by a tentative bind */
     uint64_t held_nom_mask;
     uint32_t wshape;     /* index into the engine's wshapes */
+    uint32_t rcls;       /* request class: same profile, request and GPUs (interned) */
     const char *reason;  /* pending reason, interned (report.c); NULL until tried */
     bool reason_changed; /* in the engine's changed list */
 } epod_t;
@@ -182,6 +183,8 @@ typedef struct egroup {
     bool touched;         /* in the engine's touched list */
     bool fresh;           /* in the engine's fresh list (new pods since the last cycle) */
     uint32_t listed_q;    /* the queue whose job list holds it, or NONE */
+    uint32_t nbound;      /* its pods bound now */
+    uint32_t run_idx;     /* its place in the engine's running list while nbound > 0 */
     uint64_t queue_ver;   /* queue resolved against this version of the queues */
     const char *st_phase; /* phase and message last reported */
     const char *st_msg;
@@ -207,6 +210,7 @@ typedef struct equeue {
     int32_t min_run_prio; /* lowest priority among its running pods */
     double share_c;       /* share, valid unless share_dirty */
     bool share_dirty;
+    bool capped; /* it or an ancestor has a capability (resolve_tree) */
     /* its waiting jobs by priority then age (order.c) */
     uint32_t *jobs;
     size_t njobs, capjobs;
@@ -258,6 +262,17 @@ typedef struct reservation {
     size_t n;
 } reservation_t;
 
+/* A remembered failure to place a one-pod job (cycle.c). */
+typedef struct memo {
+    uint64_t version;
+    uint32_t rcls, queue;
+    int resv; /* placement: 0/1 held to the reservation; eviction: 2 preempt, 3 reclaim */
+    uint32_t resv_group;
+    int r;
+    const char *why; /* interned */
+} memo_t;
+#define MEMO_SLOTS 1024
+
 struct corral_engine {
     corral_sched_config_t cfg;
     corral_arena_t keep; /* profiles, classes, interned strings: engine lifetime */
@@ -299,8 +314,10 @@ struct corral_engine {
     /* Nodes by how many whole GPUs they have free: pods asking for more
      * than any node has fail without a scan (common when the cluster is full). */
     uint32_t free_hist[MAX_GPUS + 1];
-    /* Bumped on every bind/unbind: cached pending reasons are for one state. */
-    uint64_t version;
+    /* The state's identity: a new number from vseq on every change, and the
+     * old one back when a transaction is rolled back (the state is then the
+     * same again), so caches keyed by it stay valid across trial placements. */
+    uint64_t version, vseq;
     corral_hmap_t reason_cache; /* "prof|req" -> index into reason_vals */
     VEC(const char *) reason_vals;
     uint64_t reason_version;
@@ -338,10 +355,17 @@ struct corral_engine {
      * not moved since the last one began. */
     uint64_t epoch, cycle_epoch;
     uint64_t cycles;
-    int64_t next_timer;       /* first time an eviction protection runs out */
-    uint32_t blocked;         /* the first job the last cycle could not place */
+    int64_t next_timer;    /* first time an eviction protection runs out */
+    uint32_t blocked;      /* the first job the last cycle could not place */
+    uint64_t over_version; /* reclaim: queues over their share, as of this version */
+    uint32_t over_count, over_one;
+    VEC(uint32_t) running; /* groups with bound pods (victims are among them) */
+    memo_t memo[MEMO_SLOTS];
+    corral_hmap_t rcls_by_key;
+    uint32_t nrcls;
     bool prio_changed;        /* a job's priority changed: re-sort the job lists */
     uint64_t queue_ver;       /* bumped when queues come, go or change */
+    uint64_t tally_ver;       /* queue_ver of the last count from scratch */
     VEC(uint32_t) fresh;      /* groups with new pending pods */
     VEC(uint32_t) fresh_pods; /* the new pending pods */
 
@@ -357,7 +381,8 @@ struct corral_engine {
     VEC(corral_pending_t) pendings;
     VEC(corral_group_status_t) gstats;
     corral_decisions_t dec;
-    VEC(uint32_t) txn; /* pods bound tentatively in the open transaction */
+    VEC(uint32_t) txn;     /* pods bound tentatively in the open transaction */
+    VEC(uint64_t) txn_ver; /* the version before each of those binds */
     reservation_t resv;
     rvec_t total_alloc, total_used;
     uint32_t nodes_alive;
@@ -393,7 +418,6 @@ int corral__max_free_whole(const corral_engine_t *e);
 int corral__res_index(corral_engine_t *e, const char *name);
 void corral__node_order(corral_engine_t *e);
 void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
-void corral__charge(corral_engine_t *e, uint32_t pid, int sign, bool queue);
 /* Promise node nid (GPUs mask) to pending pod pid; it counts as its queue's. */
 void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
 void corral__unbind(corral_engine_t *e, uint32_t pid);
@@ -435,14 +459,23 @@ int corral__pick_share(const enode_t *n, uint16_t share);
 int corral__set_quality(const enode_t *n, uint64_t set, int *nvsum);
 
 /* queues.c */
+/* Count queue accounting from scratch if the queues changed (true if so). */
+bool corral__queues_recount(corral_engine_t *e);
+/* Totals and entitlements for a cycle, from the kept accounting. */
 void corral__queues_prepare(corral_engine_t *e);
+/* What pod p counts for in its queue's (and ancestors') demand and
+ * allocation, added (sign 1) or taken away (-1): every change to a pod's
+ * state, nomination or queue is wrapped in a pair of these. Terminating pods
+ * are leaving and count for nothing; nominated pods are as good as placed. */
+void corral__contrib(corral_engine_t *e, const epod_t *p, int sign);
 /* The queue of g (NONE: it does not exist), cached until the queues change. */
 uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g);
 const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req);
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req);
 double corral__queue_share(const corral_engine_t *e, uint32_t q);
-/* A quiet cycle's accounting: add new pending pods' demand, recompute deserved. */
-void corral__queues_add_demand(corral_engine_t *e, const uint32_t *pods, size_t n);
+/* Count queue accounting from scratch; CORRAL_EINVAL (and why, in msg) when
+ * it differs from what was kept. */
+int corral__tally_check(corral_engine_t *e, char *msg, size_t len);
 int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b);
 
 /* place.c */
@@ -472,9 +505,13 @@ uint32_t *corral__group_pending(corral_engine_t *e, uint32_t gid, size_t *n, siz
 void corral__reserve(corral_engine_t *e, uint32_t gid);
 void corral__resv_clear(corral_engine_t *e);
 
-/* preempt.c: preempt returns true when it had to search for victims */
+/* preempt.c */
 void corral__victim_prep(corral_engine_t *e);
-bool corral__preempt(corral_engine_t *e, uint32_t gid, bool across);
+/* Evict for job gid (across: reclaim from other queues). NONE: no search
+ * was needed (no victim can exist); FAILED: searched, no set of victims
+ * makes room; DONE: victims evicted, the job nominated. */
+enum { PREEMPT_NONE = 0, PREEMPT_FAILED = 1, PREEMPT_DONE = 2 };
+int corral__preempt(corral_engine_t *e, uint32_t gid, bool across);
 
 /* order.c */
 typedef struct qjobs {

@@ -44,7 +44,7 @@ static const char *enqueue_block_text(corral_engine_t *e, const egroup_t *g)
                                    "queue %s is not a leaf queue; submit jobs to one of its "
                                    "children",
                                    g->queue_name);
-    if (!e->cfg.enqueue)
+    if (!e->cfg.enqueue || !e->queues.items[g->queue].capped)
         return NULL;
     rvec_t min;
     gang_minimum(e, g, &min);

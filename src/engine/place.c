@@ -30,14 +30,17 @@ size_t corral__txn_mark(corral_engine_t *e)
 
 void corral__txn_bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
+    VEC_PUSH(e->txn_ver, e->version);
     corral__bind(e, pid, nid, mask);
     VEC_PUSH(e->txn, pid);
 }
 
 void corral__txn_rollback(corral_engine_t *e, size_t mark)
 {
-    while (e->txn.n > mark)
+    while (e->txn.n > mark) {
         corral__unbind(e, e->txn.items[--e->txn.n]);
+        e->version = e->txn_ver.items[--e->txn_ver.n]; /* the same state as then */
+    }
 }
 
 /* Turn the binds since mark into decisions and close them. */
@@ -55,6 +58,7 @@ void corral__txn_record(corral_engine_t *e, size_t mark)
         e->dec.stats.placed++;
     }
     e->txn.n = mark;
+    e->txn_ver.n = mark;
 }
 
 /* --- one pod ------------------------------------------------------------------------------- */

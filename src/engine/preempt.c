@@ -121,7 +121,8 @@ static void collect(corral_engine_t *e, uint32_t gid, bool across, victims_t *v)
     memset(v, 0, sizeof(*v));
     v->units = corral_malloc((e->pods.n + 1) * sizeof(*v->units));
     v->pods = corral_malloc((e->pods.n + 1) * sizeof(*v->pods));
-    for (size_t i = 0; i < e->groups.n; i++) {
+    for (size_t k = 0; k < e->running.n; k++) {
+        uint32_t i = e->running.items[k];
         const egroup_t *vg = &e->groups.items[i];
         if (!vg->alive || i == gid)
             continue;
@@ -352,10 +353,10 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
         unit_restore(e, v, u);
         for (uint32_t j = u->first; j < u->first + u->count; j++) {
             epod_t *p = &e->pods.items[v->pods[j]];
+            /* Leaving: no longer its queue's for fairness decisions (it
+             * still holds its node until it is gone). */
+            corral__contrib(e, p, -1);
             p->state = POD_TERMINATING;
-            /* Leaving: no longer its queue's for fairness decisions. */
-            corral__charge(e, v->pods[j], -1, true);
-            rv_add(&e->total_used, &p->req, e->nres); /* still holds the node */
             corral__touch(e, p->group);
             e->epoch++; /* the next cycle must count what leaves */
             corral_evict_t ev = {p->ns, p->name, NULL, g->ns, g->name};
@@ -370,6 +371,7 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
     }
     for (size_t i = 0; i < nn; i++)
         corral__nominate(e, nom_pod[i], nom_node[i], nom_mask[i]);
+    e->version = ++e->vseq; /* victims leave, room is promised: a new state */
     corral_free(nom_pod);
     corral_free(nom_node);
     corral_free(nom_mask);
@@ -392,17 +394,25 @@ static bool within_deserved(corral_engine_t *e, uint32_t gid)
     return share_with(e, g->queue, &need, 1) <= 1.0;
 }
 
-/* Cheap tests that no victim can exist, before looking at any pod. */
+/* Cheap tests that no victim can exist, before looking at any pod. For
+ * reclaim: some other reclaimable leaf queue must be over its share (which
+ * queues are is counted once per state). */
 static bool hopeless(corral_engine_t *e, const egroup_t *g, bool across)
 {
     if (!across) /* someone of lower priority must run in the job's queue */
         return e->queues.items[g->queue].min_run_prio >= g->priority;
-    for (size_t q = 0; q < e->queues.n; q++) {
-        const equeue_t *x = &e->queues.items[q];
-        if (q != g->queue && x->alive && x->leaf && x->reclaimable && queue_over(e, (uint32_t)q))
-            return false;
+    if (e->over_version != e->version) {
+        e->over_version = e->version;
+        e->over_count = 0;
+        for (size_t q = 0; q < e->queues.n; q++) {
+            const equeue_t *x = &e->queues.items[q];
+            if (x->alive && x->leaf && x->reclaimable && queue_over(e, (uint32_t)q)) {
+                e->over_count++;
+                e->over_one = (uint32_t)q;
+            }
+        }
     }
-    return true;
+    return e->over_count == 0 || (e->over_count == 1 && e->over_one == g->queue);
 }
 
 void corral__victim_prep(corral_engine_t *e)
@@ -423,20 +433,20 @@ void corral__victim_prep(corral_engine_t *e)
     }
 }
 
-bool corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
+int corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
 {
     const egroup_t *g = &e->groups.items[gid];
-    if (g->queue == NONE || hopeless(e, g, across))
-        return false;
+    if (g->queue == NONE || hopeless(e, g, across) || (across && !within_deserved(e, gid)))
+        return PREEMPT_NONE;
     size_t n, running;
     uint32_t *pods = corral__group_pending(e, gid, &n, &running);
     bool nominated = false;
     for (size_t i = 0; i < n; i++)
         nominated |= e->pods.items[pods[i]].nom_node != NONE;
     int need = g->min_member - (int)running;
-    if (n == 0 || nominated || (across && !within_deserved(e, gid))) {
+    if (n == 0 || nominated) {
         corral_free(pods);
-        return false;
+        return PREEMPT_NONE;
     }
     victims_t v;
     collect(e, gid, across, &v);
@@ -455,5 +465,5 @@ bool corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
     corral_free(c.units);
     victims_free(&v);
     corral_free(pods);
-    return true;
+    return ok ? PREEMPT_DONE : PREEMPT_FAILED;
 }

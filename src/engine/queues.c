@@ -12,22 +12,59 @@
  *  - Order of service: at each level of the tree, higher queue priority
  *    first, then lower share, then name.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/engine_int.h"
 
 #define INF64 INT64_MAX
 
-uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g)
+static uint32_t resolve_queue(corral_engine_t *e, egroup_t *g)
 {
     if (g->queue_ver == e->queue_ver && e->queue_ver != 0)
         return g->queue; /* resolved against these queues already */
     uint32_t id;
     if (!corral_hmap_get(&e->queue_by_name, g->queue_name, &id) || !e->queues.items[id].alive)
         id = NONE;
-    g->queue = id;
     g->queue_ver = e->queue_ver;
     return id;
+}
+
+uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g)
+{
+    uint32_t id = resolve_queue(e, g);
+    if (id == g->queue)
+        return id;
+    /* Its pods' accounting moves with it. */
+    for (size_t i = 0; i < g->npods; i++)
+        corral__contrib(e, &e->pods.items[g->pods[i]], -1);
+    g->queue = id;
+    for (size_t i = 0; i < g->npods; i++)
+        corral__contrib(e, &e->pods.items[g->pods[i]], 1);
+    return id;
+}
+
+void corral__contrib(corral_engine_t *e, const epod_t *p, int sign)
+{
+    if (!p->alive || p->state == POD_TERMINATING || p->state == POD_FOREIGN)
+        return;
+    uint32_t q = e->groups.items[p->group].queue;
+    bool held = p->state == POD_BOUND || p->nom_node != NONE;
+    /* Parents are as resolve_tree left them: acyclic, at most 65 deep. */
+    for (int depth = 0; q != NONE && q < e->queues.n && depth <= 65;
+         q = e->queues.items[q].parent, depth++) {
+        equeue_t *x = &e->queues.items[q];
+        x->share_dirty = true;
+        if (sign > 0) {
+            rv_add(&x->demand, &p->req, e->nres);
+            if (held)
+                rv_add(&x->alloc, &p->req, e->nres);
+        } else {
+            rv_sub(&x->demand, &p->req, e->nres);
+            if (held)
+                rv_sub(&x->alloc, &p->req, e->nres);
+        }
+    }
 }
 
 static void resolve_tree(corral_engine_t *e)
@@ -57,15 +94,14 @@ static void resolve_tree(corral_engine_t *e)
         equeue_t *q = &e->queues.items[i];
         if (q->alive && q->parent != NONE)
             e->queues.items[q->parent].leaf = false;
+        q->capped = false;
+        for (uint32_t c = (uint32_t)i; c != NONE && !q->capped; c = e->queues.items[c].parent)
+            q->capped = e->queues.items[c].cap_mask != 0;
     }
 }
 
-static void add_up(corral_engine_t *e, uint32_t q, const rvec_t *r, bool demand)
-{
-    for (; q != NONE; q = e->queues.items[q].parent)
-        rv_add(demand ? &e->queues.items[q].demand : &e->queues.items[q].alloc, r, e->nres);
-}
-
+/* Count every queue's allocation and demand from scratch (corral__contrib
+ * keeps them in step between counts). */
 static void tally(corral_engine_t *e)
 {
     for (size_t i = 0; i < e->queues.n; i++) {
@@ -75,22 +111,10 @@ static void tally(corral_engine_t *e)
     for (size_t i = 0; i < e->groups.n; i++) {
         egroup_t *g = &e->groups.items[i];
         if (g->alive)
-            g->queue = corral__queue_of(e, g);
+            g->queue = resolve_queue(e, g);
     }
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
-        if (!p->alive)
-            continue;
-        uint32_t q = e->groups.items[p->group].queue;
-        if (q == NONE)
-            continue;
-        /* Terminating pods are leaving; nominated pods are as good as placed. */
-        if (p->state == POD_TERMINATING || p->state == POD_FOREIGN)
-            continue;
-        add_up(e, q, &p->req, true);
-        if (p->state == POD_BOUND || p->nom_node != NONE)
-            add_up(e, q, &p->req, false);
-    }
+    for (size_t i = 0; i < e->pods.n; i++)
+        corral__contrib(e, &e->pods.items[i], 1);
 }
 
 /* Water-fill amount r over the children of parent (NONE: top level), one
@@ -149,11 +173,20 @@ static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail
         fill_level(e, kids[i], d, e->queues.items[kids[i]].des_eff.v[d]);
 }
 
-void corral__queues_prepare(corral_engine_t *e)
+bool corral__queues_recount(corral_engine_t *e)
 {
     corral__queue_get(e, "default"); /* always exists */
+    if (e->tally_ver == e->queue_ver)
+        return false; /* corral__contrib has kept every queue's numbers */
+    /* Queues came, went or moved: count again. */
     resolve_tree(e);
     tally(e);
+    e->tally_ver = e->queue_ver;
+    return true;
+}
+
+void corral__queues_prepare(corral_engine_t *e)
+{
     memset(&e->total_alloc, 0, sizeof(e->total_alloc));
     memset(&e->total_used, 0, sizeof(e->total_used));
     for (size_t i = 0; i < e->nodes.n; i++) {
@@ -171,22 +204,32 @@ void corral__queues_prepare(corral_engine_t *e)
         fill_level(e, NONE, d, e->total_alloc.v[d]);
 }
 
-void corral__queues_add_demand(corral_engine_t *e, const uint32_t *pods, size_t n)
+int corral__tally_check(corral_engine_t *e, char *msg, size_t len)
 {
+    size_t n = e->queues.n;
+    rvec_t *was = corral_malloc((2 * n + 1) * sizeof(*was));
     for (size_t i = 0; i < n; i++) {
-        const epod_t *p = &e->pods.items[pods[i]];
-        if (!p->alive || p->state != POD_PENDING)
-            continue;
-        uint32_t q = e->groups.items[p->group].queue;
-        if (q != NONE)
-            add_up(e, q, &p->req, true);
+        was[2 * i] = e->queues.items[i].alloc;
+        was[2 * i + 1] = e->queues.items[i].demand;
     }
-    for (size_t i = 0; i < e->queues.n; i++) {
-        memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
-        e->queues.items[i].share_dirty = true;
+    tally(e);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const equeue_t *q = &e->queues.items[i];
+        for (int d = 0; d < e->nres && rc == 0; d++) {
+            if (q->alloc.v[d] != was[2 * i].v[d] || q->demand.v[d] != was[2 * i + 1].v[d]) {
+                snprintf(msg, len,
+                         "queue %s, resource %s: kept allocation %lld, demand %lld; counted "
+                         "%lld, %lld",
+                         q->name, e->res_names[d], (long long)was[2 * i].v[d],
+                         (long long)was[2 * i + 1].v[d], (long long)q->alloc.v[d],
+                         (long long)q->demand.v[d]);
+                rc = CORRAL_EINVAL;
+            }
+        }
     }
-    for (int d = 0; d < e->nres; d++)
-        fill_level(e, NONE, d, e->total_alloc.v[d]);
+    corral_free(was);
+    return rc;
 }
 
 const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req)

@@ -83,7 +83,7 @@ void corral__reasons_trim(corral_engine_t *e)
     corral_arena_reset(&e->rsn_arena);
     e->rsn_last = NULL;
     e->reason_version = 0; /* the reason cache held interned texts */
-    e->version++;
+    e->version = ++e->vseq;
 }
 
 static int cmp_pod_age(const void *a, const void *b, void *ctx)

@@ -158,6 +158,8 @@ void corral_engine_free(corral_engine_t *e)
     corral_free(e->pendings.items);
     corral_free(e->gstats.items);
     corral_free(e->txn.items);
+    corral_free(e->txn_ver.items);
+    corral_free(e->running.items);
     corral__resv_clear(e);
     corral_hmap_fini(&e->node_by_name);
     corral_hmap_fini(&e->pod_by_key);
@@ -170,6 +172,7 @@ void corral_engine_free(corral_engine_t *e)
     corral_hmap_fini(&e->reason_cache);
     corral_hmap_fini(&e->model_ids);
     corral_hmap_fini(&e->wshape_by_key);
+    corral_hmap_fini(&e->rcls_by_key);
     corral_hmap_fini(&e->rsn_by_text);
     corral_arena_fini(&e->rsn_arena);
     corral_free(e->rsn_texts.items);
@@ -374,7 +377,7 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
     n->cls = node_class(e, id);
     n->model = corral__node_model(e, n);
     corral__hist(e, n, 1);
-    e->version++;
+    e->version = ++e->vseq;
     e->hn_dirty = true;
     return 0;
 }
@@ -615,7 +618,7 @@ static int upsert_podgroup(corral_engine_t *e, const corral_obj_t *o)
 
 /* --- binding ---------------------------------------------------------------------- */
 
-static void nominate_clear(corral_engine_t *e, epod_t *p)
+static void nominate_drop(corral_engine_t *e, epod_t *p)
 {
     if (p->nom_node == NONE)
         return;
@@ -626,22 +629,14 @@ static void nominate_clear(corral_engine_t *e, epod_t *p)
     p->nom_mask = 0;
 }
 
-/* Keep the cycle's queue and cluster totals in step with binds. */
-void corral__charge(corral_engine_t *e, uint32_t pid, int sign, bool queue)
+/* Clear p's nomination, keeping its queue's accounting in step. */
+static void nominate_clear(corral_engine_t *e, epod_t *p)
 {
-    const epod_t *p = &e->pods.items[pid];
-    uint32_t q = e->groups.items[p->group].queue;
-    for (; queue && q != NONE && q < e->queues.n; q = e->queues.items[q].parent) {
-        e->queues.items[q].share_dirty = true;
-        if (sign > 0)
-            rv_add(&e->queues.items[q].alloc, &p->req, e->nres);
-        else
-            rv_sub(&e->queues.items[q].alloc, &p->req, e->nres);
-    }
-    if (sign > 0)
-        rv_add(&e->total_used, &p->req, e->nres);
-    else
-        rv_sub(&e->total_used, &p->req, e->nres);
+    if (p->nom_node == NONE)
+        return;
+    corral__contrib(e, p, -1);
+    nominate_drop(e, p);
+    corral__contrib(e, p, 1);
 }
 
 static void nominate_set(corral_engine_t *e, epod_t *p, uint32_t nid, uint64_t mask)
@@ -656,14 +651,10 @@ static void nominate_set(corral_engine_t *e, epod_t *p, uint32_t nid, uint64_t m
 void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
     epod_t *p = &e->pods.items[pid];
-    nominate_clear(e, p);
-    nominate_set(e, p, nid, mask);
-    /* A nominated pod counts as its queue's (tally does the same). */
-    uint32_t q = e->groups.items[p->group].queue;
-    for (; q != NONE && q < e->queues.n; q = e->queues.items[q].parent) {
-        rv_add(&e->queues.items[q].alloc, &p->req, e->nres);
-        e->queues.items[q].share_dirty = true;
-    }
+    corral__contrib(e, p, -1);
+    nominate_drop(e, p);
+    nominate_set(e, p, nid, mask); /* a nominated pod counts as its queue's */
+    corral__contrib(e, p, 1);
 }
 
 /*
@@ -684,15 +675,28 @@ static void bind_victim_facts(corral_engine_t *e, const epod_t *p)
         e->next_timer = p->start_ns + p->min_run_ns;
 }
 
+static void running_add(corral_engine_t *e, uint32_t gid, int sign)
+{
+    egroup_t *g = &e->groups.items[gid];
+    if (sign > 0 && g->nbound++ == 0) {
+        g->run_idx = (uint32_t)e->running.n;
+        VEC_PUSH(e->running, gid);
+    } else if (sign < 0 && --g->nbound == 0) {
+        uint32_t last = e->running.items[--e->running.n];
+        e->running.items[g->run_idx] = last;
+        e->groups.items[last].run_idx = g->run_idx;
+    }
+}
+
 void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
     epod_t *p = &e->pods.items[pid];
     enode_t *n = &e->nodes.items[nid];
-    bool had_nom = p->nom_node != NONE;
-    if (had_nom) {
+    corral__contrib(e, p, -1);
+    if (p->nom_node != NONE) {
         p->held_nom_node = p->nom_node;
         p->held_nom_mask = p->nom_mask;
-        nominate_clear(e, p);
+        nominate_drop(e, p);
     }
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
         e->npending--;
@@ -702,9 +706,11 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
     p->start_ns = e->now;
     bind_victim_facts(e, p);
     rv_add(&n->used, &p->req, RES_MAX);
-    corral__charge(e, pid, 1, !had_nom);
+    rv_add(&e->total_used, &p->req, e->nres);
+    running_add(e, p->group, 1);
+    corral__contrib(e, p, 1);
     corral__hist(e, n, -1);
-    e->version++;
+    e->version = ++e->vseq;
     n->frag_valid = false;
     for (int g = 0; g < n->ngpu; g++) {
         if (!(mask >> g & 1))
@@ -730,11 +736,13 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     if (!POD_PLACED(p))
         return;
     enode_t *n = &e->nodes.items[p->node];
+    corral__contrib(e, p, -1);
     rv_sub(&n->used, &p->req, RES_MAX);
+    rv_sub(&e->total_used, &p->req, e->nres);
+    running_add(e, p->group, -1);
     bool held = p->held_nom_node != NONE;
-    corral__charge(e, pid, -1, !held);
     corral__hist(e, n, -1);
-    e->version++;
+    e->version = ++e->vseq;
     n->frag_valid = false;
     for (int g = 0; g < n->ngpu; g++) {
         if (!(p->gpu_mask >> g & 1))
@@ -765,6 +773,7 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
         nominate_set(e, p, p->held_nom_node, p->held_nom_mask);
         p->held_nom_node = NONE;
     }
+    corral__contrib(e, p, 1);
 }
 
 void corral__gpu_ids_str(uint64_t mask, char *out, size_t len)
@@ -826,6 +835,24 @@ static uint64_t ann_gpu_ids(const corral_obj_t *o, const enode_t *n, corral_diag
             break;
     }
     return mask;
+}
+
+/* Pods with the same profile and request fit the same nodes (the failure
+ * memo in cycle.c relies on it). */
+static uint32_t intern_rcls(corral_engine_t *e, const epod_t *p)
+{
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_printf(&b, "%u|%u|%u", p->prof, p->gpus, p->share);
+    for (int d = 0; d < e->nres; d++)
+        corral_buf_printf(&b, "|%lld", (long long)p->req.v[d]);
+    uint32_t id;
+    if (!corral_hmap_get(&e->rcls_by_key, corral_buf_str(&b), &id)) {
+        id = e->nrcls++;
+        corral_hmap_put(&e->rcls_by_key, corral_arena_strdup(&e->keep, corral_buf_str(&b)), id);
+    }
+    corral_buf_fini(&b);
+    return id;
 }
 
 static uint32_t new_pod_slot(corral_engine_t *e)
@@ -953,7 +980,9 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
         p->est_ns = ann_duration(o, ANN_ESTIMATE, -1, diag);
         p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
         if ((p->state == POD_PENDING || p->state == POD_FOREIGN) && bound) {
+            corral__contrib(e, p, -1);
             p->state = POD_PENDING;
+            corral__contrib(e, p, 1);
             return bind_prebound(e, pid, o, diag);
         }
         return 0;
@@ -976,11 +1005,13 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
     pod_requests(e, p, src);
     p->prof = intern_prof(e, &src->spec);
+    p->rcls = intern_rcls(e, p);
     corral__wshape_count(e, p, 1);
     corral_hmap_put(&e->pod_by_key, p->key, pid);
     e->pods_version++;
     pod_group(e, pid, o);
     e->npending++;
+    corral__contrib(e, p, 1);
     if (!bound && !ours(src->spec.scheduler_name)) {
         p->state = POD_FOREIGN;
         corral__set_reason(e, pid,
@@ -1013,6 +1044,7 @@ uint32_t corral__queue_get(corral_engine_t *e, const char *name)
     q.weight = 1;
     q.reclaimable = true;
     q.implicit = true;
+    q.parent = NONE;
     q.alive = strcmp(name, "default") == 0; /* "default" exists implicitly */
     e->queue_ver++;
     id = (uint32_t)e->queues.n;
@@ -1133,6 +1165,7 @@ static int remove_pod(corral_engine_t *e, const char *ns, const char *name)
     egroup_t *g = &e->groups.items[p->group];
     group_del_pod(g, pid);
     corral__touch(e, p->group);
+    corral__contrib(e, p, -1);
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
         e->npending--;
     group_reap(e, p->group);
@@ -1164,7 +1197,7 @@ static int remove_node(corral_engine_t *e, const char *name)
     corral__hist(e, n, -1);
     n->alive = false;
     memset(&n->used, 0, sizeof(n->used));
-    e->version++;
+    e->version = ++e->vseq;
     e->order_dirty = true;
     e->hn_dirty = true;
     return 0;
@@ -1301,4 +1334,19 @@ void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
         else
             out->pods_running++;
     }
+}
+
+int corral_engine_selfcheck(corral_engine_t *e, char *msg, size_t len)
+{
+    int64_t pending = 0;
+    for (size_t i = 0; i < e->pods.n; i++) {
+        const epod_t *p = &e->pods.items[i];
+        pending += p->alive && (p->state == POD_PENDING || p->state == POD_FOREIGN);
+    }
+    if (pending != e->npending) {
+        snprintf(msg, len, "kept %lld pending pods, counted %lld", (long long)e->npending,
+                 (long long)pending);
+        return CORRAL_EINVAL;
+    }
+    return corral__tally_check(e, msg, len);
 }

@@ -186,6 +186,16 @@ static void remove_ref(scn_t *s, const char *ref, int step)
         fprintf(s->err, "%s: warning: step %d: %s does not exist\n", s->path, step, ref);
 }
 
+/* What the engine keeps up to date incrementally must equal a recount: a
+ * scenario that breaks it is a bug in Corral, reported as a failure. */
+static void self_check(scn_t *s)
+{
+    char msg[256];
+    if (corral_engine_selfcheck(s->e, msg, sizeof(msg)) != 0)
+        SIM_PUSH(s->failures, corral_arena_printf(&s->a, "FAIL internal error after cycle %d: %s",
+                                                  s->cycles, msg));
+}
+
 /* Run cycles until one changes nothing; evicted pods leave at once. */
 static void settle(scn_t *s)
 {
@@ -193,6 +203,7 @@ static void settle(scn_t *s)
         const corral_decisions_t *d;
         corral_engine_cycle(s->e, s->now, &d);
         s->cycles++;
+        self_check(s);
         for (size_t j = 0; j < d->nevictions; j++) {
             char key[600];
             snprintf(key, sizeof(key), "%s/%s", d->evictions[j].ns, d->evictions[j].name);
