@@ -173,31 +173,50 @@ static const char *behind_text(corral_engine_t *e)
     return corral__intern(e, "waiting for an earlier job to start first (strict order)");
 }
 
+/*
+ * Strict order: everything after the first blocked job waits. Each queue's
+ * next job is told so; jobs further back were told when they arrived (and
+ * the order within a queue does not change), so a deep queue costs nothing.
+ */
+static void wait_behind(corral_engine_t *e, qjobs_t *qj, uint32_t blocked)
+{
+    const char *behind = behind_text(e);
+    for (size_t i = 0; i < e->queues.n; i++) {
+        uint32_t gid = corral__peek(e, &qj[i]);
+        if (gid != NONE && gid != blocked)
+            corral__group_reason(e, &e->groups.items[gid], behind);
+    }
+    for (size_t i = 0; i < e->fresh.n; i++) {
+        const egroup_t *g = &e->groups.items[e->fresh.items[i]];
+        for (size_t k = 0; g->alive && k < g->npods; k++) {
+            const epod_t *p = &e->pods.items[g->pods[k]];
+            if (p->state == POD_PENDING && !p->reason)
+                corral__set_reason(e, g->pods[k], behind);
+        }
+    }
+}
+
 /* Walk the order of service. first_blocked: a job already known to be
  * blocked (a quiet cycle's, from the cycle before), or NONE. */
 static void allocate(corral_engine_t *e, qjobs_t *qj, uint32_t first_blocked, uint32_t *order,
                      size_t *norder)
 {
-    const char *behind = first_blocked != NONE && e->cfg.strict_order ? behind_text(e) : NULL;
     uint32_t q;
-    while ((q = corral__next_queue(e, qj)) != NONE) {
+    bool strict = e->cfg.strict_order;
+    while ((first_blocked == NONE || !strict) && (q = corral__next_queue(e, qj)) != NONE) {
         uint32_t gid = qj[q].jobs[qj[q].next++];
         order[(*norder)++] = gid;
         e->dec.stats.jobs_tried++;
-        if (behind) {
-            corral__group_reason(e, &e->groups.items[gid], behind);
-            continue;
-        }
         int r = try_job(e, gid);
         if (r != PLACE_OK && first_blocked == NONE) {
             first_blocked = gid;
-            if (e->cfg.strict_order)
-                behind = behind_text(e);
-            if (e->cfg.backfill && !e->cfg.strict_order)
+            if (e->cfg.backfill && !strict)
                 corral__reserve(e, gid);
         }
     }
     e->blocked = first_blocked;
+    if (strict && first_blocked != NONE)
+        wait_behind(e, qj, first_blocked);
 }
 
 /* --- quiet cycles ------------------------------------------------------------------------- */
@@ -301,8 +320,8 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
         resolve_priorities(e);
     if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
         corral__derive_workload(e);
-    qjobs_t *qj =
-        q ? corral__jobs_of(e, e->fresh.items, e->fresh.n) : corral__jobs_all(e, e->prio_changed);
+    qjobs_t *qj = q ? corral__jobs_of(e, e->fresh.items, e->fresh.n)
+                    : corral__jobs_all(e, recount, e->prio_changed);
     e->prio_changed = false;
     uint32_t *order = corral_malloc((e->groups.n + 1) * sizeof(*order));
     size_t norder = 0;

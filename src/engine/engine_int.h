@@ -183,6 +183,7 @@ typedef struct egroup {
     bool touched;         /* in the engine's touched list */
     bool fresh;           /* in the engine's fresh list (new pods since the last cycle) */
     uint32_t listed_q;    /* the queue whose job list holds it, or NONE */
+    bool adding;       /* being added to a list (dedup) */
     uint32_t nbound;      /* its pods bound now */
     uint32_t run_idx;     /* its place in the engine's running list while nbound > 0 */
     uint64_t queue_ver;   /* queue resolved against this version of the queues */
@@ -214,6 +215,8 @@ typedef struct equeue {
     /* its waiting jobs by priority then age (order.c) */
     uint32_t *jobs;
     size_t njobs, capjobs;
+    size_t head;  /* entries before it are gone for good */
+    size_t stale; /* entries after it seen gone (filtered when many) */
 } equeue_t;
 
 typedef struct ehn_member {
@@ -290,6 +293,7 @@ struct corral_engine {
     VEC(egroup_t) groups;
     corral_hmap_t group_by_key;
     VEC(uint32_t) group_free;
+    VEC(uint32_t) group_dead; /* freed slots the job lists may still name (order.c) */
 
     VEC(equeue_t) queues;
     corral_hmap_t queue_by_name;
@@ -368,6 +372,7 @@ struct corral_engine {
     uint64_t tally_ver;       /* queue_ver of the last count from scratch */
     VEC(uint32_t) fresh;      /* groups with new pending pods */
     VEC(uint32_t) fresh_pods; /* the new pending pods */
+    VEC(uint32_t) unlisted;   /* groups with new pods, to add to the job lists */
 
     uint64_t age_seq;
     uint64_t rng;
@@ -514,16 +519,26 @@ enum { PREEMPT_NONE = 0, PREEMPT_FAILED = 1, PREEMPT_DONE = 2 };
 int corral__preempt(corral_engine_t *e, uint32_t gid, bool across);
 
 /* order.c */
+/* One queue's jobs for a cycle to try, in order: a window on the queue's
+ * persistent list (list set; entries checked as they come up), or an array
+ * of its own (list NULL; checked already). */
 typedef struct qjobs {
-    uint32_t *jobs;
+    const uint32_t *jobs;
     size_t n, next;
+    uint32_t queue;
+    equeue_t *list;
+    size_t ready; /* next + 1 when jobs[next] has been checked */
 } qjobs_t;
-/* Per queue, the jobs a cycle tries, in order: all waiting jobs (resort: a
- * priority changed), or only those among ids. Blocked ones get their reason. */
-qjobs_t *corral__jobs_all(corral_engine_t *e, bool resort);
+/* Per queue, the jobs a cycle tries: all waiting jobs (all: look at every
+ * group, as after the queues changed; resort: a priority changed), or only
+ * those among ids. Jobs that may not run get their reason. */
+qjobs_t *corral__jobs_all(corral_engine_t *e, bool all, bool resort);
 qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n);
 void corral__jobs_free(corral_engine_t *e, qjobs_t *qj);
-uint32_t corral__next_queue(corral_engine_t *e, const qjobs_t *qj);
+/* The queue whose next job comes first (NONE: no job left), and a queue's
+ * next job (NONE when none is left). */
+uint32_t corral__next_queue(corral_engine_t *e, qjobs_t *qj);
+uint32_t corral__peek(corral_engine_t *e, qjobs_t *qj);
 bool corral__has_pending(const corral_engine_t *e, const egroup_t *g);
 void corral__group_reason(corral_engine_t *e, const egroup_t *g, const char *why);
 

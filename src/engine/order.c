@@ -106,36 +106,54 @@ static void sort_jobs(corral_engine_t *e, uint32_t *ids, size_t n)
         qsort_r(ids, n, sizeof(*ids), cmp_job, e);
 }
 
+/* Is entry gid of queue qid's list a job that still waits there? */
+static bool listed_here(corral_engine_t *e, uint32_t gid, uint32_t qid)
+{
+    egroup_t *g = &e->groups.items[gid];
+    if (g->listed_q != qid)
+        return false; /* moved, or its slot reused */
+    if (!g->alive || g->queue != qid || !corral__has_pending(e, g)) {
+        g->listed_q = NONE;
+        return false;
+    }
+    return true;
+}
+
 /* Keep the jobs of queue q's list that still wait there. */
 static void filter_list(corral_engine_t *e, equeue_t *q, uint32_t qid)
 {
     size_t k = 0;
-    for (size_t i = 0; i < q->njobs; i++) {
-        egroup_t *g = &e->groups.items[q->jobs[i]];
-        if (g->listed_q != qid)
-            continue; /* moved, or its slot reused */
-        if (!g->alive || g->queue != qid || !corral__has_pending(e, g)) {
-            g->listed_q = NONE;
-            continue;
-        }
-        q->jobs[k++] = q->jobs[i];
+    for (size_t i = q->head; i < q->njobs; i++) {
+        if (listed_here(e, q->jobs[i], qid))
+            q->jobs[k++] = q->jobs[i];
     }
     q->njobs = k;
+    q->head = 0;
+    q->stale = 0;
 }
 
-/* Merge sorted ids[0..n) (all of queue qid) into its sorted list. */
-static void merge_into(corral_engine_t *e, equeue_t *q, uint32_t qid, const uint32_t *ids, size_t n)
+/* Add sorted ids[0..n) (all of queue qid) to its sorted list: appended when
+ * they all come after it (jobs mostly arrive in order), else merged. */
+static void add_to_list(corral_engine_t *e, equeue_t *q, uint32_t qid, const uint32_t *ids,
+                        size_t n)
 {
     if (n == 0)
         return;
+    for (size_t j = 0; j < n; j++)
+        e->groups.items[ids[j]].listed_q = qid;
+    if (q->njobs == q->head || cmp_job(&q->jobs[q->njobs - 1], &ids[0], e) < 0) {
+        corral_grow((void **)&q->jobs, &q->capjobs, q->njobs + n, sizeof(*q->jobs));
+        memcpy(&q->jobs[q->njobs], ids, n * sizeof(*ids));
+        q->njobs += n;
+        return;
+    }
+    filter_list(e, q, qid);
     uint32_t *out = corral_malloc((q->njobs + n) * sizeof(*out));
     size_t i = 0, j = 0, k = 0;
     while (i < q->njobs || j < n) {
         bool take_old = j == n || (i < q->njobs && cmp_job(&q->jobs[i], &ids[j], e) < 0);
         out[k++] = take_old ? q->jobs[i++] : ids[j++];
     }
-    for (j = 0; j < n; j++)
-        e->groups.items[ids[j]].listed_q = qid;
     corral_free(q->jobs);
     q->jobs = out;
     q->njobs = q->capjobs = k;
@@ -151,59 +169,83 @@ static int cmp_by_queue(const void *a, const void *b, void *ctx)
     return cmp_job(a, b, ctx);
 }
 
-/* Bring every queue's list up to date: drop what no longer waits, merge in
- * waiting jobs not yet listed (new, or moved to another queue). */
-static void update_lists(corral_engine_t *e, bool resort)
+/* The groups to add to lists: all waiting but unlisted ones after a
+ * recount (queues changed), else those that got new pods since. */
+static uint32_t *to_list(corral_engine_t *e, bool all, size_t *n)
 {
-    for (size_t qi = 0; qi < e->queues.n; qi++)
-        filter_list(e, &e->queues.items[qi], (uint32_t)qi);
-    uint32_t *add = corral_malloc((e->groups.n + 1) * sizeof(*add));
-    size_t nadd = 0;
-    for (size_t i = 0; i < e->groups.n; i++) {
-        egroup_t *g = &e->groups.items[i];
-        if (g->alive && g->queue != NONE && g->listed_q != g->queue && corral__has_pending(e, g))
-            add[nadd++] = (uint32_t)i;
+    size_t cap = all ? e->groups.n : e->unlisted.n;
+    uint32_t *add = corral_malloc((cap + 1) * sizeof(*add));
+    size_t k = 0;
+    for (size_t i = 0; i < cap; i++) {
+        uint32_t gid = all ? (uint32_t)i : e->unlisted.items[i];
+        egroup_t *g = &e->groups.items[gid];
+        if (g->alive && g->queue != NONE && g->listed_q != g->queue && !g->adding &&
+            corral__has_pending(e, g)) {
+            g->adding = true;
+            add[k++] = gid;
+        }
     }
+    for (size_t i = 0; i < k; i++)
+        e->groups.items[add[i]].adding = false;
+    e->unlisted.n = 0;
+    *n = k;
+    return add;
+}
+
+/* Bring every queue's list up to date: merge in waiting jobs not yet listed
+ * (new, or moved to another queue); drop what no longer waits when a list
+ * has gathered much of it. */
+static void update_lists(corral_engine_t *e, bool all, bool resort)
+{
+    size_t nadd;
+    uint32_t *add = to_list(e, all, &nadd);
     qsort_r(add, nadd, sizeof(*add), cmp_by_queue, e);
     for (size_t i = 0; i < nadd;) {
         uint32_t qid = e->groups.items[add[i]].queue;
         size_t j = i;
         while (j < nadd && e->groups.items[add[j]].queue == qid)
             j++;
-        merge_into(e, &e->queues.items[qid], qid, &add[i], j - i);
+        add_to_list(e, &e->queues.items[qid], qid, &add[i], j - i);
         i = j;
     }
     corral_free(add);
-    for (size_t qi = 0; resort && qi < e->queues.n; qi++)
-        sort_jobs(e, e->queues.items[qi].jobs, e->queues.items[qi].njobs);
+    /* Slots of dead groups are reused only once no list names them (a list
+     * entry would otherwise stand for the slot's next group). */
+    bool release = e->group_dead.n > 1024 + e->groups.n / 4;
+    for (size_t qi = 0; qi < e->queues.n; qi++) {
+        equeue_t *q = &e->queues.items[qi];
+        if (all || resort || release || q->stale > (q->njobs - q->head) / 2 + 64)
+            filter_list(e, q, (uint32_t)qi);
+        if (resort)
+            sort_jobs(e, q->jobs, q->njobs);
+    }
+    if (release || all) {
+        for (size_t i = 0; i < e->group_dead.n; i++)
+            VEC_PUSH(e->group_free, e->group_dead.items[i]);
+        e->group_dead.n = 0;
+        e->blocked = NONE;
+    }
 }
 
 /* --- what a cycle tries ------------------------------------------------------------------ */
 
-static qjobs_t *from_lists(corral_engine_t *e)
+qjobs_t *corral__jobs_all(corral_engine_t *e, bool all, bool resort)
 {
-    qjobs_t *qj = corral_calloc(e->queues.n + 1, sizeof(*qj));
-    for (size_t qi = 0; qi < e->queues.n; qi++) {
-        const equeue_t *q = &e->queues.items[qi];
-        qj[qi].jobs = corral_malloc((q->njobs + 1) * sizeof(uint32_t));
-        for (size_t i = 0; i < q->njobs; i++) {
-            if (runnable(e, &e->groups.items[q->jobs[i]]))
-                qj[qi].jobs[qj[qi].n++] = q->jobs[i];
+    update_lists(e, all, resort);
+    if (all) {
+        /* Jobs whose queue does not exist wait outside every list. */
+        for (size_t i = 0; i < e->groups.n; i++) {
+            egroup_t *g = &e->groups.items[i];
+            if (g->alive && g->queue == NONE && corral__has_pending(e, g))
+                runnable(e, g);
         }
     }
-    return qj;
-}
-
-qjobs_t *corral__jobs_all(corral_engine_t *e, bool resort)
-{
-    update_lists(e, resort);
-    /* Jobs whose queue does not exist wait outside every list. */
-    for (size_t i = 0; i < e->groups.n; i++) {
-        egroup_t *g = &e->groups.items[i];
-        if (g->alive && g->queue == NONE && corral__has_pending(e, g))
-            runnable(e, g);
+    qjobs_t *qj = corral_calloc(e->queues.n + 1, sizeof(*qj));
+    for (size_t qi = 0; qi < e->queues.n; qi++) {
+        equeue_t *q = &e->queues.items[qi];
+        qj[qi] = (qjobs_t){q->jobs + q->head, q->njobs - q->head, 0, (uint32_t)qi, q, 0};
     }
-    return from_lists(e);
+    return qj;
 }
 
 qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n)
@@ -221,8 +263,10 @@ qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n)
         qj[e->groups.items[ok[i]].queue].n++;
     size_t at = 0;
     for (size_t qi = 0; qi < e->queues.n; qi++) {
-        qj[qi].jobs = corral_malloc((qj[qi].n + 1) * sizeof(uint32_t));
-        memcpy(qj[qi].jobs, &ok[at], qj[qi].n * sizeof(uint32_t));
+        uint32_t *own = corral_malloc((qj[qi].n + 1) * sizeof(uint32_t));
+        memcpy(own, &ok[at], qj[qi].n * sizeof(uint32_t));
+        qj[qi].jobs = own;
+        qj[qi].queue = (uint32_t)qi;
         at += qj[qi].n;
     }
     corral_free(ok);
@@ -231,16 +275,44 @@ qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n)
 
 void corral__jobs_free(corral_engine_t *e, qjobs_t *qj)
 {
-    for (size_t i = 0; i < e->queues.n; i++)
-        corral_free(qj[i].jobs);
+    for (size_t i = 0; i < e->queues.n; i++) {
+        if (!qj[i].list)
+            corral_free((void *)qj[i].jobs);
+    }
     corral_free(qj);
 }
 
-uint32_t corral__next_queue(corral_engine_t *e, const qjobs_t *qj)
+/* Queue qi's next job to try, skipping what no longer waits there (a list
+ * entry) or may not run (its pods get the reason); NONE when none is left. */
+uint32_t corral__peek(corral_engine_t *e, qjobs_t *qj)
+{
+    if (qj->ready == qj->next + 1)
+        return qj->jobs[qj->next];
+    while (qj->next < qj->n) {
+        uint32_t gid = qj->jobs[qj->next];
+        if (qj->list && !listed_here(e, gid, qj->queue)) {
+            if (qj->list->head == (size_t)(qj->jobs - qj->list->jobs) + qj->next)
+                qj->list->head++; /* gone from the front for good */
+            else
+                qj->list->stale++;
+            qj->next++;
+            continue;
+        }
+        if (qj->list && !runnable(e, &e->groups.items[gid])) {
+            qj->next++;
+            continue;
+        }
+        qj->ready = qj->next + 1;
+        return gid;
+    }
+    return NONE;
+}
+
+uint32_t corral__next_queue(corral_engine_t *e, qjobs_t *qj)
 {
     uint32_t best = NONE;
     for (size_t i = 0; i < e->queues.n; i++) {
-        if (qj[i].next >= qj[i].n)
+        if (corral__peek(e, &qj[i]) == NONE)
             continue;
         if (best == NONE || corral__queue_cmp(e, (uint32_t)i, best) < 0)
             best = (uint32_t)i;

@@ -41,6 +41,7 @@ uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g)
     g->queue = id;
     for (size_t i = 0; i < g->npods; i++)
         corral__contrib(e, &e->pods.items[g->pods[i]], 1);
+    VEC_PUSH(e->unlisted, (uint32_t)(g - e->groups.items)); /* into its new queue's list */
     return id;
 }
 

@@ -179,8 +179,10 @@ void corral_engine_free(corral_engine_t *e)
     corral_free(e->changed.items);
     corral_free(e->touched.items);
     corral_free(e->group_free.items);
+    corral_free(e->group_dead.items);
     corral_free(e->fresh.items);
     corral_free(e->fresh_pods.items);
+    corral_free(e->unlisted.items);
     corral_free(e->wshapes.items);
     corral_free(e->shapes);
     corral_free(e->reason_vals.items);
@@ -568,7 +570,7 @@ static void group_reap(corral_engine_t *e, uint32_t gid)
         return;
     corral_hmap_del(&e->group_by_key, g->key);
     free_group(g);
-    VEC_PUSH(e->group_free, gid);
+    VEC_PUSH(e->group_dead, gid);
 }
 
 static void group_add_pod(egroup_t *g, uint32_t pid)
@@ -953,6 +955,7 @@ static void mark_fresh(corral_engine_t *e, uint32_t pid)
     if (!g->fresh) {
         g->fresh = true;
         VEC_PUSH(e->fresh, e->pods.items[pid].group);
+        VEC_PUSH(e->unlisted, e->pods.items[pid].group);
     }
 }
 
