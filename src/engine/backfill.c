@@ -83,6 +83,7 @@ static void capture(corral_engine_t *e, size_t mark)
 void corral__reserve(corral_engine_t *e, uint32_t gid)
 {
     corral__resv_clear(e);
+    e->resv_for = gid;
     size_t nev;
     ev_t *ev = end_events(e, &nev);
     uint32_t *saved_node = corral_malloc((nev + 1) * sizeof(uint32_t));

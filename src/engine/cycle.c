@@ -67,9 +67,11 @@ static void reset_cycle(corral_engine_t *e, int64_t now, bool quiet)
     e->binds.n = e->evicts.n = e->pendings.n = e->gstats.n = 0;
     e->txn.n = e->txn_ver.n = 0;
     memset(&e->dec, 0, sizeof(e->dec));
-    if (!quiet)
+    if (!quiet) {
         corral__reasons_trim(e); /* a full cycle sets every reason again */
-    corral__resv_clear(e);
+        corral__resv_clear(e);
+        e->resv_for = NONE;
+    }
 }
 
 /* Does job gid qualify to run past the reservation: every pending pod has an
@@ -132,13 +134,13 @@ static int try_job(corral_engine_t *e, uint32_t gid)
     }
     int r = try_job_slow(e, gid, resv);
     if (m && r != PLACE_OK && e->pods.items[pid].reason)
-        *m = (memo_t){e->version,
-                      e->pods.items[pid].rcls,
-                      g->queue,
-                      resv,
-                      e->resv.active ? e->resv.group : NONE,
-                      r,
-                      e->pods.items[pid].reason};
+        *m = (memo_t){.version = e->version,
+                      .rcls = e->pods.items[pid].rcls,
+                      .queue = g->queue,
+                      .resv = resv,
+                      .resv_group = e->resv.active ? e->resv.group : NONE,
+                      .r = r,
+                      .why = e->pods.items[pid].reason};
     return r;
 }
 
@@ -256,7 +258,13 @@ static uint32_t still_blocked(corral_engine_t *e)
     if (b == NONE || b >= e->groups.n || !e->groups.items[b].alive ||
         !corral__has_pending(e, &e->groups.items[b]))
         return NONE;
-    if (e->cfg.backfill && !e->cfg.strict_order)
+    if (!e->cfg.backfill || e->cfg.strict_order)
+        return b;
+    /* Nothing has freed room since: the reservation made then still holds
+     * (the jobs placed since respected it). */
+    if (e->resv_for == b)
+        e->resv.active = e->resv_found;
+    else
         corral__reserve(e, b);
     return b;
 }
@@ -270,31 +278,51 @@ static void end_cycle(corral_engine_t *e)
     e->cycles++;
 }
 
+/* Can job g have victims at all? Cheap tests before any search: preempting
+ * needs someone of lower priority running in its queue; reclaiming needs its
+ * queue under its share (any job would only raise it). */
+static bool may_evict_for(corral_engine_t *e, const egroup_t *g, bool across)
+{
+    if (g->queue == NONE)
+        return false;
+    if (!across)
+        return e->queues.items[g->queue].min_run_prio < g->priority;
+    return corral__share_cached(e, g->queue) <= 1.0;
+}
+
 /* One eviction action over the jobs in order. Each victim search replays
  * placements, so the most important jobs get them when many wait
  * (MAX_VICTIM_SEARCHES per action per cycle), and a one-pod job does not
- * search again in a state where one just like it found nothing. */
+ * search again in a state where one just like it found nothing: for reclaim
+ * the victims do not depend on the job's queue (its own queue is not over
+ * its share, so none of its pods qualify), for preemption they depend on the
+ * queue and the job's priority. */
 static void evict_action(corral_engine_t *e, const uint32_t *order, size_t norder, bool across)
 {
     int tries = 0;
+    int kind = across ? 3 : 2;
     for (size_t i = 0; i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
         egroup_t *g = &e->groups.items[order[i]];
-        if (!corral__has_pending(e, g))
+        if (!may_evict_for(e, g, across) || !corral__has_pending(e, g))
             continue;
         uint32_t pid = plain_pod(e, g);
-        memo_t *m = pid != NONE ? memo_slot(e, pid, g->queue, across ? 3 : 2) : NULL;
-        if (m && memo_hit(e, m, pid, g->queue, across ? 3 : 2))
+        /* Placing the job for real checks its queue's limits: then the
+         * queue matters after all. */
+        bool limited = e->queues.items[g->queue].capped || e->any_guarantee;
+        uint32_t mq = across && !limited ? NONE : g->queue;
+        memo_t *m = pid != NONE ? memo_slot(e, pid, mq, kind) : NULL;
+        if (m && memo_hit(e, m, pid, mq, kind) && (across || m->prio == g->priority))
             continue;
         int r = corral__preempt(e, order[i], across);
         tries += r != PREEMPT_NONE;
         if (m && r == PREEMPT_FAILED)
-            *m = (memo_t){e->version,
-                          e->pods.items[pid].rcls,
-                          g->queue,
-                          across ? 3 : 2,
-                          e->resv.active ? e->resv.group : NONE,
-                          r,
-                          NULL};
+            *m = (memo_t){.version = e->version,
+                          .rcls = e->pods.items[pid].rcls,
+                          .queue = mq,
+                          .resv = kind,
+                          .prio = g->priority,
+                          .resv_group = NONE,
+                          .r = r};
     }
 }
 
@@ -327,7 +355,9 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     size_t norder = 0;
     if (e->cfg.allocate)
         allocate(e, qj, q ? still_blocked(e) : NONE, order, &norder);
-    corral__resv_clear(e);
+    /* Kept for the next cycle if it is quiet; eviction ignores it. */
+    e->resv_found = e->resv.active;
+    e->resv.active = false;
     if (recount || now_ns >= e->next_timer)
         corral__victim_prep(e); /* else kept up to date as pods bind */
     evict_for(e, order, norder);

@@ -183,7 +183,7 @@ typedef struct egroup {
     bool touched;         /* in the engine's touched list */
     bool fresh;           /* in the engine's fresh list (new pods since the last cycle) */
     uint32_t listed_q;    /* the queue whose job list holds it, or NONE */
-    bool adding;       /* being added to a list (dedup) */
+    bool adding;          /* being added to a list (dedup) */
     uint32_t nbound;      /* its pods bound now */
     uint32_t run_idx;     /* its place in the engine's running list while nbound > 0 */
     uint64_t queue_ver;   /* queue resolved against this version of the queues */
@@ -269,7 +269,8 @@ typedef struct reservation {
 typedef struct memo {
     uint64_t version;
     uint32_t rcls, queue;
-    int resv; /* placement: 0/1 held to the reservation; eviction: 2 preempt, 3 reclaim */
+    int resv;     /* placement: 0/1 held to the reservation; eviction: 2 preempt, 3 reclaim */
+    int32_t prio; /* preempt: the job's priority */
     uint32_t resv_group;
     int r;
     const char *why; /* interned */
@@ -363,6 +364,9 @@ struct corral_engine {
     uint32_t blocked;      /* the first job the last cycle could not place */
     uint64_t over_version; /* reclaim: queues over their share, as of this version */
     uint32_t over_count, over_one;
+    bool any_guarantee;    /* some queue has a guarantee (resolve_tree) */
+    uint32_t resv_for;     /* e->resv (active or not) is the outcome for this job; NONE */
+    bool resv_found;       /* and it found a reservation */
     VEC(uint32_t) running; /* groups with bound pods (victims are among them) */
     memo_t memo[MEMO_SLOTS];
     corral_hmap_t rcls_by_key;
@@ -478,6 +482,8 @@ uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g);
 const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req);
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req);
 double corral__queue_share(const corral_engine_t *e, uint32_t q);
+/* The same, remembered until the queue's allocation changes. */
+double corral__share_cached(const corral_engine_t *e, uint32_t q);
 /* Count queue accounting from scratch; CORRAL_EINVAL (and why, in msg) when
  * it differs from what was kept. */
 int corral__tally_check(corral_engine_t *e, char *msg, size_t len);

@@ -448,6 +448,7 @@ int corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
         corral_free(pods);
         return PREEMPT_NONE;
     }
+    uint64_t v0 = e->version;
     victims_t v;
     collect(e, gid, across, &v);
     choice_t c = {NONE, NONE, NULL, 0, 0};
@@ -462,6 +463,8 @@ int corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
     }
     if (ok)
         commit(e, gid, &v, &c, across);
+    else
+        e->version = v0; /* the search put everything back: the same state */
     corral_free(c.units);
     victims_free(&v);
     corral_free(pods);

@@ -70,6 +70,7 @@ void corral__contrib(corral_engine_t *e, const epod_t *p, int sign)
 
 static void resolve_tree(corral_engine_t *e)
 {
+    e->any_guarantee = false;
     for (size_t i = 0; i < e->queues.n; i++) {
         equeue_t *q = &e->queues.items[i];
         uint32_t p = NONE;
@@ -96,6 +97,7 @@ static void resolve_tree(corral_engine_t *e)
         if (q->alive && q->parent != NONE)
             e->queues.items[q->parent].leaf = false;
         q->capped = false;
+        e->any_guarantee |= q->alive && q->gua_mask != 0;
         for (uint32_t c = (uint32_t)i; c != NONE && !q->capped; c = e->queues.items[c].parent)
             q->capped = e->queues.items[c].cap_mask != 0;
     }
@@ -295,7 +297,7 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
 /* Shares for ordering, recomputed only for queues whose allocation changed
  * (corral__charge and corral__nominate mark them): the order of service
  * compares queues once per job tried. */
-static double share_of(const corral_engine_t *e, uint32_t q)
+double corral__share_cached(const corral_engine_t *e, uint32_t q)
 {
     equeue_t *x = &((corral_engine_t *)e)->queues.items[q];
     if (x->share_dirty) {
@@ -310,7 +312,7 @@ static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
     const equeue_t *x = &e->queues.items[a], *y = &e->queues.items[b];
     if (x->prio != y->prio)
         return x->prio > y->prio ? -1 : 1;
-    double sa = share_of(e, a), sb = share_of(e, b);
+    double sa = corral__share_cached(e, a), sb = corral__share_cached(e, b);
     if (sa != sb)
         return sa < sb ? -1 : 1;
     return strcmp(x->name, y->name);

@@ -104,7 +104,8 @@ static void report_pending(corral_engine_t *e)
         if (p->alive && !POD_PLACED(p) && p->reason)
             ids[k++] = ids[i];
     }
-    qsort_r(ids, k, sizeof(*ids), cmp_pod_age, e);
+    if (k > 1)
+        qsort_r(ids, k, sizeof(*ids), cmp_pod_age, e);
     for (size_t i = 0; i < k; i++) {
         const epod_t *p = &e->pods.items[ids[i]];
         corral_pending_t pd = {p->ns, p->name, p->reason};
@@ -148,7 +149,8 @@ static int cmp_group_age(const void *a, const void *b, void *ctx)
 
 static void report_groups(corral_engine_t *e)
 {
-    qsort_r(e->touched.items, e->touched.n, sizeof(uint32_t), cmp_group_age, e);
+    if (e->touched.n > 1)
+        qsort_r(e->touched.items, e->touched.n, sizeof(uint32_t), cmp_group_age, e);
     for (size_t i = 0; i < e->touched.n; i++) {
         egroup_t *g = &e->groups.items[e->touched.items[i]];
         g->touched = false;

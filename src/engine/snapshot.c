@@ -67,6 +67,7 @@ int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
     e->rng = e->cfg.seed ? e->cfg.seed : 1;
     e->next_timer = INT64_MAX;
     e->blocked = NONE;
+    e->resv_for = NONE;
     static const char *const fixed[RES_FIXED] = {"cpu", "memory", "nvidia.com/gpu", "pods",
                                                  "ephemeral-storage"};
     for (int i = 0; i < RES_FIXED; i++)
