@@ -243,7 +243,8 @@ qjobs_t *corral__jobs_all(corral_engine_t *e, bool all, bool resort)
     qjobs_t *qj = corral_calloc(e->queues.n + 1, sizeof(*qj));
     for (size_t qi = 0; qi < e->queues.n; qi++) {
         equeue_t *q = &e->queues.items[qi];
-        qj[qi] = (qjobs_t){q->jobs + q->head, q->njobs - q->head, 0, (uint32_t)qi, q, 0};
+        qj[qi] = (qjobs_t){
+            q->jobs ? q->jobs + q->head : NULL, q->njobs - q->head, 0, (uint32_t)qi, q, 0};
     }
     return qj;
 }
