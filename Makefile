@@ -27,7 +27,7 @@ else
 B := build
 endif
 
-PKGS := libfyaml jansson sqlite3 libcurl libevent libevent_pthreads
+PKGS := libfyaml jansson sqlite3 libcurl libevent libevent_pthreads libevent_openssl openssl
 # Only the benchmarks link these (bench/http_choice.c compares HTTP libraries).
 BENCH_PKGS := libmicrohttpd
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror

@@ -8,11 +8,15 @@
 # command to run and fails, so a build never half-works for lack of a library.
 set -eu
 
-build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev libevent-dev"
-test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind libxml2-utils curl"
+build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev libevent-dev libssl-dev"
+# Real clients in the CLI tests: kubectl (Debian kubernetes-client, 1.20; see
+# ensure_kubectl) and the Python client (python3-kubernetes), plus openssl
+# for the TLS tests' self-signed certificates.
+test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind libxml2-utils curl openssl python3-kubernetes"
 fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
-# The HTTP library comparison (bench/http_choice.sh) also needs the loser and wrk.
-bench_pkgs="$build_pkgs libmicrohttpd-dev wrk"
+# The HTTP library comparison (bench/http_choice.sh) also needs the loser and wrk;
+# the API server benchmark runs etcd beside Corral (bench/apiserver.sh).
+bench_pkgs="$build_pkgs libmicrohttpd-dev wrk etcd-server"
 
 case "${1:-build}" in
 build) want=$build_pkgs ;;
@@ -22,7 +26,49 @@ bench) want=$bench_pkgs ;;
 *) echo "usage: $0 build|test|fuzz|bench" >&2; exit 2 ;;
 esac
 
+installed() {
+    case "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" in
+    *"install ok installed"*) return 0 ;;
+    *) return 1 ;;
+    esac
+}
+
+# kubectl from Debian's kubernetes-client. Where another package already
+# owns /usr/bin/kubectl (Google Cloud SDK's "kubectl" package, say), dpkg
+# refuses to install it beside that one, so its .deb is unpacked under
+# build/deps/kubernetes-client instead, without touching the system's
+# kubectl; tests/cli/kube_lib.bash looks there first.
+KUBECTL_DIR=build/deps/kubernetes-client
+ensure_kubectl() {
+    installed kubernetes-client && return 0
+    [ -x "$KUBECTL_DIR/usr/bin/kubectl" ] && return 0
+    if ! dpkg-query -S /usr/bin/kubectl >/dev/null 2>&1; then
+        missing="$missing kubernetes-client"
+        return 0
+    fi
+    echo "deps: /usr/bin/kubectl belongs to another package; unpacking Debian's kubernetes-client in $KUBECTL_DIR" >&2
+    rm -rf "$KUBECTL_DIR.tmp" && mkdir -p "$KUBECTL_DIR.tmp"
+    (cd "$KUBECTL_DIR.tmp" && { apt-get download kubernetes-client >/dev/null 2>&1 ||
+        { $sudo apt-get update -q >/dev/null 2>&1; apt-get download kubernetes-client; }; }) &&
+        dpkg-deb -x "$KUBECTL_DIR.tmp"/kubernetes-client_*.deb "$KUBECTL_DIR.tmp/root" &&
+        rm -rf "$KUBECTL_DIR" && mv "$KUBECTL_DIR.tmp/root" "$KUBECTL_DIR"
+    rc=$?
+    rm -rf "$KUBECTL_DIR.tmp"
+    return $rc
+}
+
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo="sudo"
+else
+    sudo="false"
+fi
+
 missing=""
+if [ "${1:-build}" = test ]; then
+    ensure_kubectl || echo "deps: could not unpack kubernetes-client (kubectl tests will be skipped)" >&2
+fi
 for p in $want; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     case "$st" in
@@ -33,11 +79,7 @@ done
 [ -z "$missing" ] && exit 0
 
 echo "deps: installing missing Debian packages:$missing" >&2
-if [ "$(id -u)" -eq 0 ]; then
-    sudo=""
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo="sudo"
-else
+if [ "$sudo" = false ]; then
     echo "deps: cannot install as $(id -un); run this, then make again:" >&2
     echo "    sudo apt-get install -y$missing" >&2
     exit 1

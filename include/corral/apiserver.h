@@ -31,10 +31,18 @@ typedef struct corral_apiserver_opts {
     int bookmark_ms;     /* interval of watch bookmarks (default 60000) */
     size_t watch_buffer; /* bytes queued to one watcher before it is paused (default 4 MiB) */
     bool log_requests;   /* one line per request on stderr (never bodies) */
+    /* kube-apiserver's static token file (token,user,uid,"group1,group2"):
+     * with it every request is authenticated and authorized by RBAC
+     * (docs/apiserver.md, "Security"); NULL: everything is allowed. */
+    const char *token_auth_file;
+    /* HTTPS: a PEM certificate (chain) and its private key; both or neither. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
 } corral_apiserver_opts_t;
 
-/* Open the store in opts->data_dir, bind the listening socket and bootstrap
- * the built-in objects. Returns 0, or a negative code with a message in err. */
+/* Open the store in opts->data_dir, load the token file and the TLS
+ * certificate, bind the listening socket and bootstrap the built-in
+ * objects. Returns 0, or a negative code with a message in err. */
 int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t **out, char *err,
                          size_t errlen);
 /* The TCP port actually bound (useful with port 0). */

@@ -40,6 +40,11 @@ typedef enum corral_kind {
     CORRAL_KIND_HYPERNODE,
     CORRAL_KIND_ISVC,
     CORRAL_KIND_SCENARIO,
+    /* rbac.authorization.k8s.io/v1 (the API server's authorization) */
+    CORRAL_KIND_ROLE,
+    CORRAL_KIND_CLUSTERROLE,
+    CORRAL_KIND_ROLEBINDING,
+    CORRAL_KIND_CLUSTERROLEBINDING,
     CORRAL_KIND_COUNT
 } corral_kind_t;
 
@@ -506,6 +511,45 @@ typedef struct corral_scenario {
     size_t nsteps;
 } corral_scenario_t;
 
+/* --- RBAC (rbac.authorization.k8s.io/v1) ---------------------------------------- */
+
+/* One PolicyRule. Resource rules name apiGroups, resources (with
+ * subresources as "pods/log") and optionally resourceNames; non-resource
+ * rules (ClusterRole only) name URL paths, a trailing '*' being a prefix. */
+typedef struct corral_policy_rule {
+    corral_strlist_t verbs;
+    corral_strlist_t api_groups;
+    corral_strlist_t resources;
+    corral_strlist_t resource_names;
+    corral_strlist_t non_resource_urls;
+} corral_policy_rule_t;
+
+/* Role and ClusterRole. aggregationRule is kept as written (not evaluated). */
+typedef struct corral_role {
+    corral_policy_rule_t *rules;
+    size_t nrules;
+} corral_role_t;
+
+typedef struct corral_subject {
+    const char *kind; /* User, Group or ServiceAccount */
+    const char *api_group;
+    const char *name;
+    const char *namespace; /* ServiceAccount */
+} corral_subject_t;
+
+typedef struct corral_role_ref {
+    const char *api_group; /* rbac.authorization.k8s.io */
+    const char *kind;      /* Role (RoleBinding only) or ClusterRole */
+    const char *name;
+} corral_role_ref_t;
+
+/* RoleBinding and ClusterRoleBinding. */
+typedef struct corral_role_binding {
+    corral_subject_t *subjects;
+    size_t nsubjects;
+    corral_role_ref_t role_ref;
+} corral_role_binding_t;
+
 /* --- objects ------------------------------------------------------------------ */
 
 struct corral_obj {
@@ -529,6 +573,8 @@ struct corral_obj {
         corral_hypernode_t *hn;
         corral_isvc_t *isvc;
         corral_scenario_t *scenario;
+        corral_role_t *role;            /* Role, ClusterRole */
+        corral_role_binding_t *binding; /* RoleBinding, ClusterRoleBinding */
     } u;
 };
 

@@ -25,6 +25,7 @@
 #include <pthread.h>
 
 #include "corral/apiserver.h"
+#include "corral/auth.h"
 #include "corral/diag.h"
 #include "corral/http.h"
 #include "corral/model.h"
@@ -60,6 +61,8 @@ const corral__res_t *corral__res_of_kind(corral_kind_t k);
 struct corral_apiserver {
     corral_apiserver_opts_t opts;
     corral_store_t *store;
+    corral_tokens_t *tokens; /* --token-auth-file; NULL: no authentication */
+    void *tls;               /* SSL_CTX when serving HTTPS, else NULL */
     int port;
     int nloops;
     corral__loop_t *loops;
@@ -99,6 +102,8 @@ struct corral__req {
     /* Filled by the router. */
     const char *group, *version, *ns, *name, *sub;
     const corral__res_t *res;
+    /* The authenticated user (NULL when authentication is off). */
+    const corral_user_t *user;
     /* Asynchronous writes: cont runs on the loop thread as each op completes
      * (pending already decremented). attempts counts compare-and-swap retries. */
     void (*cont)(corral__req_t *r, corral_store_op_t *op);
@@ -156,6 +161,20 @@ void corral__invalid(corral__req_t *r, const char *kind, const char *name, const
 /* 500 for a store failure. */
 void corral__internal(corral__req_t *r, int err);
 
+/* --- authz.c: authentication and RBAC ------------------------------------------- */
+
+/* Authenticate and authorize r (sets r->user). Replies 401/403 and returns
+ * false when it may not proceed. */
+bool corral__authorize(corral__req_t *r);
+/* kube's request attributes of r (verb, group, resource, ...). */
+void corral__request_attrs(corral__req_t *r, corral_authz_attrs_t *a);
+/* Admission of an RBAC object write (o decoded; cur the stored object on
+ * update, else NULL): roleRef immutability and escalation checks. Replies
+ * 403/422 and returns false when refused; true for other kinds. */
+bool corral__admit_rbac(corral__req_t *r, const corral_obj_t *o, const corral_val_t *cur);
+/* POST .../selfsubjectaccessreviews: may the requesting user do this? */
+void corral__h_ssar(corral__req_t *r);
+
 /* --- routes.c -------------------------------------------------------------------- */
 
 void corral__dispatch(corral__req_t *r);
@@ -170,6 +189,21 @@ void corral__h_apis(corral__req_t *r);
 void corral__h_apis_group(corral__req_t *r);
 void corral__h_apis_version(corral__req_t *r);
 void corral__print_resources(FILE *fp);
+/* openapi.c */
+void corral__h_openapi(corral__req_t *r);
+
+/* tables.c: metav1.Table responses (kubectl's `get`). */
+enum { CORRAL__TABLE_NONE = 0, CORRAL__TABLE_METADATA, CORRAL__TABLE_OBJECT, CORRAL__TABLE_BARE };
+/* What r asks for: NONE (plain objects) or a Table with rows carrying the
+ * object's metadata (default), the object, or nothing (includeObject). */
+int corral__table_mode(corral__req_t *r);
+/* {"kind":"Table",...,"columnDefinitions":[...],"rows":[ */
+void corral__table_begin(corral_buf_t *b, const corral__res_t *res);
+/* One row for the object json; false when it does not parse. */
+bool corral__table_row(corral_buf_t *b, const corral__res_t *res, const char *json, size_t len,
+                       int mode, bool first);
+/* ],"metadata":{...}} */
+void corral__table_end(corral_buf_t *b, int64_t rev, const char *cont);
 
 /* --- objects.c: shared object semantics -------------------------------------------- */
 
@@ -261,6 +295,11 @@ void corral__delete_one(corral__req_t *r, const corral__cur_t *cur, const corral
 int corral__merge_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *patch);
 int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *ops, char *why,
                        size_t why_len);
+/* smpatch.c: strategic merge patch with upstream's merge keys. */
+int corral__strategic_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *patch,
+                            char *why, size_t why_len);
+/* Built-in kinds (core and *.k8s.io groups) take strategic patches. */
+bool corral__strategic_supported(const corral_kind_info_t *k);
 
 /* watch.c */
 void corral__watch_pump(corral__loop_t *loop);

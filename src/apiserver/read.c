@@ -26,6 +26,16 @@ void corral__h_get(corral__req_t *r)
         corral__internal(r, rc);
         return;
     }
+    int table = corral__table_mode(r);
+    if (table) {
+        corral_buf_t b;
+        corral_buf_init(&b);
+        corral__table_begin(&b, r->res);
+        corral__table_row(&b, r->res, row.json, row.json_len, table, true);
+        corral__table_end(&b, row.rev, NULL);
+        corral__reply_buf(r, 200, &b);
+        return;
+    }
     corral__reply_json(r, 200, row.json, row.json_len);
 }
 
@@ -118,6 +128,8 @@ typedef struct list_ctx {
     char last_ns[256];
     char last_name[512];
     corral_buf_t *out;
+    const corral__res_t *res;
+    int table; /* CORRAL__TABLE_* */
 } list_ctx_t;
 
 static int list_row(void *arg, const corral_store_row_t *row)
@@ -129,9 +141,13 @@ static int list_row(void *arg, const corral_store_row_t *row)
         c->more = true;
         return 1;
     }
-    if (c->count++)
-        corral_buf_putc(c->out, ',');
-    corral_buf_append(c->out, row->json, row->json_len);
+    if (c->table) {
+        corral__table_row(c->out, c->res, row->json, row->json_len, c->table, c->count++ == 0);
+    } else {
+        if (c->count++)
+            corral_buf_putc(c->out, ',');
+        corral_buf_append(c->out, row->json, row->json_len);
+    }
     snprintf(c->last_ns, sizeof(c->last_ns), "%s", row->ns);
     snprintf(c->last_name, sizeof(c->last_name), "%s", row->name);
     return 0;
@@ -185,11 +201,17 @@ void corral__h_list(corral__req_t *r)
     corral_buf_t b;
     corral_buf_init(&b);
     c.out = &b;
-    corral_buf_puts(&b, "{\"kind\":");
-    corral_json_quote(&b, r->res->list_kind, strlen(r->res->list_kind));
-    corral_buf_puts(&b, ",\"apiVersion\":");
-    corral_json_quote(&b, r->res->info->api_version, strlen(r->res->info->api_version));
-    corral_buf_puts(&b, ",\"items\":[");
+    c.res = r->res;
+    c.table = corral__table_mode(r);
+    if (c.table) {
+        corral__table_begin(&b, r->res);
+    } else {
+        corral_buf_puts(&b, "{\"kind\":");
+        corral_json_quote(&b, r->res->list_kind, strlen(r->res->list_kind));
+        corral_buf_puts(&b, ",\"apiVersion\":");
+        corral_json_quote(&b, r->res->info->api_version, strlen(r->res->info->api_version));
+        corral_buf_puts(&b, ",\"items\":[");
+    }
     int64_t rev = 0;
     const char *ns = r->res->info->namespaced ? r->ns : NULL;
     int rc = corral_store_list(r->loop->rd, r->res->key, ns, have_tok ? tok.ns : NULL,
@@ -201,18 +223,26 @@ void corral__h_list(corral__req_t *r)
     }
     if (have_tok)
         rev = tok.rev;
-    corral_buf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)rev);
+    const char *cont = NULL;
     if (c.more) {
         corral_buf_t key, enc;
         corral_buf_init(&key);
         corral_buf_init(&enc);
         corral_buf_printf(&key, "%lld/%s/%s", (long long)rev, c.last_ns, c.last_name);
         b64_encode(key.p, key.len, &enc);
-        corral_buf_puts(&b, ",\"continue\":");
-        corral_json_quote(&b, enc.p, enc.len);
+        cont = corral_arena_strndup(r->a, enc.p, enc.len);
         corral_buf_fini(&key);
         corral_buf_fini(&enc);
     }
-    corral_buf_puts(&b, "}}");
+    if (c.table) {
+        corral__table_end(&b, rev, cont);
+    } else {
+        corral_buf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)rev);
+        if (cont) {
+            corral_buf_puts(&b, ",\"continue\":");
+            corral_json_quote(&b, cont, strlen(cont));
+        }
+        corral_buf_puts(&b, "}}");
+    }
     corral__reply_buf(r, 200, &b);
 }

@@ -37,6 +37,8 @@ static const route_t routes[] = {
     {"GET", "/readyz", SC_NONE, false, -1, corral__h_healthz, "as /healthz"},
     {"GET", "/version", SC_NONE, false, -1, corral__h_version,
      "version.Info: the Kubernetes version served (major, minor, gitVersion)"},
+    {"GET", "/openapi/v2", SC_NONE, false, -1, corral__h_openapi,
+     "OpenAPI v2 naming every kind (`x-kubernetes-group-version-kind`), JSON or protobuf"},
     {"GET", "/api", SC_NONE, false, -1, corral__h_api, "APIVersions: the core group's versions"},
     {"GET", "/api/{version}", SC_NONE, false, -1, corral__h_api_version,
      "APIResourceList of the core group (v1)"},
@@ -58,7 +60,7 @@ static const route_t routes[] = {
     {"PUT", CL_OBJ, SC_CLUSTER, false, -1, corral__h_update,
      "update (replace); `metadata.resourceVersion` is a precondition (409)"},
     {"PATCH", CL_OBJ, SC_CLUSTER, false, -1, corral__h_patch,
-     "patch: merge-patch+json or json-patch+json"},
+     "patch: merge-patch+json, json-patch+json, strategic-merge-patch+json (built-in kinds)"},
     {"DELETE", CL_OBJ, SC_CLUSTER, false, -1, corral__h_delete,
      "delete (finalizers honoured; a Namespace takes its objects with it)"},
     {"GET", CL_OBJ "/status", SC_CLUSTER, true, -1, corral__h_get,
@@ -78,7 +80,7 @@ static const route_t routes[] = {
     {"PUT", NS_OBJ, SC_NS, false, -1, corral__h_update,
      "update (replace); `metadata.resourceVersion` is a precondition (409)"},
     {"PATCH", NS_OBJ, SC_NS, false, -1, corral__h_patch,
-     "patch: merge-patch+json or json-patch+json"},
+     "patch: merge-patch+json, json-patch+json, strategic-merge-patch+json (built-in kinds)"},
     {"DELETE", NS_OBJ, SC_NS, false, -1, corral__h_delete,
      "delete; a pod bound to a node is deleted gracefully (deletionTimestamp)"},
     {"GET", NS_OBJ "/status", SC_NS, true, -1, corral__h_get, "get, via the status subresource"},
@@ -89,6 +91,9 @@ static const route_t routes[] = {
      "bind to a node: spec.nodeName, the Binding's annotations, PodScheduled=True (201)"},
     {"POST", POD "/eviction", SC_NONE, false, CORRAL_KIND_POD, corral__h_eviction,
      "evict (policy/v1 or v1beta1 Eviction): delete with its DeleteOptions (201)"},
+    {"POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", SC_NONE, false, -1,
+     corral__h_ssar,
+     "SelfSubjectAccessReview (`kubectl auth can-i`): may the requesting user do this? (201)"},
     {"GET", POD "/log", SC_NONE, false, CORRAL_KIND_POD, corral__h_log,
      "container log (served by the node agent; not yet, see docs/apiserver.md)"},
 };
@@ -192,6 +197,8 @@ static bool resolve(const route_t *rt, const caps_t *c, corral__req_t *r)
 
 void corral__dispatch(corral__req_t *r)
 {
+    if (!corral__authorize(r))
+        return;
     const char **seg;
     size_t nseg = split(r->a, r->path, &seg);
     bool path_known = false;

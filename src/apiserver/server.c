@@ -13,15 +13,22 @@
  * stream. A client that disconnects while its write is in flight leaves the
  * connection "dead" until the write completes, so nothing is freed under the
  * writer's feet.
+ *
+ * HTTPS (--tls-cert-file/--tls-private-key-file) puts an OpenSSL filter
+ * (bufferevent_openssl) under the same connection code: one SSL_CTX for the
+ * server, one SSL per connection, TLS 1.2 or later.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,7 +468,18 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     corral_arena_init(&c->arena);
     corral_buf_init(&c->body);
     corral_buf_init(&c->req.headers);
-    c->bev = bufferevent_socket_new(loop->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (loop->srv->tls) {
+        SSL *ssl = SSL_new(loop->srv->tls);
+        c->bev = ssl ? bufferevent_openssl_socket_new(
+                           loop->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)
+                     : NULL;
+        if (c->bev) /* clients that close without close_notify are not errors */
+            bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+        else if (ssl)
+            SSL_free(ssl);
+    } else {
+        c->bev = bufferevent_socket_new(loop->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    }
     if (!c->bev) {
         close(fd);
         corral_arena_fini(&c->arena);
@@ -534,6 +552,10 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg)
         op = next;
     }
     corral__watch_pump(loop);
+    /* Stopping through the loop's own event: a loopbreak from another
+     * thread before the loop started running would be forgotten. */
+    if (__atomic_load_n(&loop->srv->stopping, __ATOMIC_ACQUIRE))
+        event_base_loopbreak(loop->base);
 }
 
 static void publish_cb(void *ctx)
@@ -666,6 +688,52 @@ static int default_threads(void)
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* The server's SSL_CTX from a PEM certificate chain and key. */
+static int tls_init(corral_apiserver_t *s, char *err, size_t errlen)
+{
+    const char *cert = s->opts.tls_cert_file, *key = s->opts.tls_key_file;
+    if (!cert && !key)
+        return 0;
+    if (!cert || !key) {
+        snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+        return CORRAL_EINVAL;
+    }
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx) {
+        snprintf(err, errlen, "cannot create a TLS context");
+        return CORRAL_EIO;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+    const char *what = NULL;
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
+        what = cert;
+    else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1)
+        what = key;
+    else if (SSL_CTX_check_private_key(ctx) != 1)
+        what = "the key does not match the certificate";
+    if (what) {
+        char ssl_err[256];
+        ERR_error_string_n(ERR_get_error(), ssl_err, sizeof(ssl_err));
+        snprintf(err, errlen, "TLS: %s: %s", what, ssl_err);
+        SSL_CTX_free(ctx);
+        return CORRAL_EINVAL;
+    }
+    s->tls = ctx;
+    return 0;
+}
+
+/* Security options: the token file and TLS. */
+static int security_init(corral_apiserver_t *s, char *err, size_t errlen)
+{
+    if (s->opts.token_auth_file) {
+        int rc = corral_tokens_load(s->opts.token_auth_file, &s->tokens, err, errlen);
+        if (rc)
+            return rc;
+    }
+    return tls_init(s, err, errlen);
+}
+
 int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t **out, char *err,
                          size_t errlen)
 {
@@ -692,6 +760,11 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
         return CORRAL_EINVAL;
     }
     s->port = (int)strtol(port, NULL, 10);
+    rc = security_init(s, err, errlen);
+    if (rc) {
+        corral_apiserver_free(s);
+        return rc;
+    }
     rc = corral_store_open(opts->data_dir, &opts->store, &s->store, err, errlen);
     if (rc == 0)
         rc = corral__bootstrap(s, err, errlen);
@@ -735,7 +808,7 @@ void corral_apiserver_stop(corral_apiserver_t *s)
     if (__atomic_exchange_n(&s->stopping, true, __ATOMIC_ACQ_REL))
         return;
     for (int i = 0; i < s->nloops; i++)
-        event_base_loopbreak(s->loops[i].base);
+        event_active(s->loops[i].wake, EV_READ, 0);
 }
 
 void corral_apiserver_wait(corral_apiserver_t *s)
@@ -769,6 +842,9 @@ void corral_apiserver_free(corral_apiserver_t *s)
     for (int i = 0; i < s->nloops; i++)
         loop_fini(&s->loops[i]);
     corral_free(s->loops);
+    corral_tokens_free(s->tokens);
+    if (s->tls)
+        SSL_CTX_free(s->tls);
     corral_free(s);
 }
 
@@ -790,6 +866,52 @@ static const char *const bootstrap_objects[] = {
      "pods that must not be moved from their current node.\"}"),
     ("{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"Queue\",\"metadata\":{\"name\":"
      "\"default\"},\"spec\":{\"weight\":1,\"reclaimable\":true}}"),
+    /* kube's bootstrap RBAC policy, the part that matters here: cluster-admin
+     * (bound to system:masters), discovery for every authenticated user, and
+     * health and version for everybody. */
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+     "{\"name\":\"cluster-admin\",\"labels\":{\"kubernetes.io/bootstrapping\":\"rbac-defaults\"}},"
+     "\"rules\":[{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
+     "{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/"
+     "v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":"
+     "{\"name\":\"cluster-admin\",\"labels\":{\"kubernetes.io/bootstrapping\":\"rbac-defaults\"}},"
+     "\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":"
+     "\"cluster-admin\"},\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
+     "\"Group\",\"name\":\"system:masters\"}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+     "{\"name\":\"system:discovery\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+     "\"rbac-defaults\"}},\"rules\":[{\"nonResourceURLs\":[\"/api\",\"/api/*\",\"/apis\","
+     "\"/apis/*\",\"/healthz\",\"/livez\",\"/openapi\",\"/openapi/*\",\"/readyz\",\"/version\","
+     "\"/version/\"],\"verbs\":[\"get\"]}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/"
+     "v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":"
+     "{\"name\":\"system:discovery\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+     "\"rbac-defaults\"}},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
+     "\"ClusterRole\",\"name\":\"system:discovery\"},\"subjects\":[{\"apiGroup\":"
+     "\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"system:authenticated\"}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+     "{\"name\":\"system:public-info-viewer\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+     "\"rbac-defaults\"}},\"rules\":[{\"nonResourceURLs\":[\"/healthz\",\"/livez\",\"/readyz\","
+     "\"/version\",\"/version/\"],\"verbs\":[\"get\"]}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/"
+     "v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":"
+     "{\"name\":\"system:public-info-viewer\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+     "\"rbac-defaults\"}},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
+     "\"ClusterRole\",\"name\":\"system:public-info-viewer\"},\"subjects\":[{\"apiGroup\":"
+     "\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"system:authenticated\"},"
+     "{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":"
+     "\"system:unauthenticated\"}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+     "{\"name\":\"system:basic-user\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+     "\"rbac-defaults\"}},\"rules\":[{\"apiGroups\":[\"authorization.k8s.io\"],\"resources\":"
+     "[\"selfsubjectaccessreviews\",\"selfsubjectrulesreviews\"],\"verbs\":[\"create\"]}]}"),
+    ("{\"apiVersion\":\"rbac.authorization.k8s.io/"
+     "v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":"
+     "{\"name\":\"system:basic-user\",\"labels\":{\"kubernetes.io/bootstrapping\":"
+     "\"rbac-defaults\"}},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
+     "\"ClusterRole\",\"name\":\"system:basic-user\"},\"subjects\":[{\"apiGroup\":"
+     "\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"system:authenticated\"}]}"),
 };
 
 int corral__bootstrap(corral_apiserver_t *s, char *err, size_t errlen)

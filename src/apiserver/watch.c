@@ -42,6 +42,7 @@ struct corral__watch {
     bool stalled;   /* has been paused: a slow reader */
     bool bookmarks;
     bool ended;
+    int table; /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
     struct event *timeout_ev, *bookmark_ev;
 };
 
@@ -52,6 +53,18 @@ static const char *type_name(corral_store_ev_type_t t)
 
 static void emit(corral__watch_t *w, const char *type, const char *json, size_t len)
 {
+    if (w->table && type[0] != 'E' && type[0] != 'B') { /* not ERROR, BOOKMARK */
+        corral_buf_t b;
+        corral_buf_init(&b);
+        corral_buf_printf(&b, "{\"type\":\"%s\",\"object\":", type);
+        corral__table_begin(&b, w->res);
+        corral__table_row(&b, w->res, json, len, w->table, true);
+        corral__table_end(&b, 0, NULL);
+        corral_buf_puts(&b, "}\n");
+        corral__stream_write(w->conn, b.p, b.len);
+        corral_buf_fini(&b);
+        return;
+    }
     char head[48];
     int hl = snprintf(head, sizeof(head), "{\"type\":\"%s\",\"object\":", type);
     struct iovec iov[3] = {{head, (size_t)hl}, {(void *)json, len}, {"}\n", 2}};
@@ -389,6 +402,7 @@ void corral__h_watch(corral__req_t *r)
     w->loop = r->loop;
     w->conn = r->conn;
     w->res = r->res;
+    w->table = corral__table_mode(r);
     w->ns = r->res->info->namespaced ? r->ns : NULL;
     corral__stream_start(r);
     r->hctx = w;

@@ -224,7 +224,7 @@ void corral__h_create(corral__req_t *r)
     if (r->res->info->kind == CORRAL_KIND_POD && !admit_priority(r, obj))
         return;
     corral_obj_t *o = NULL;
-    if (!corral__validate(r, obj, &o))
+    if (!corral__validate(r, obj, &o) || !corral__admit_rbac(r, o, NULL))
         return;
     after_validate(r->a, obj, o);
     corral_buf_t attrs;
@@ -476,7 +476,7 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
     corral_val_t *nm = corral__meta(r->a, next);
     confirm_terminated(r, next);
     corral_obj_t *o = NULL;
-    if (!corral__validate(r, next, &o))
+    if (!corral__validate(r, next, &o) || !corral__admit_rbac(r, o, cur->tree))
         return;
     /* After validation, which wrote the defaults the stored object has. */
     if (!(flags & CORRAL__UPD_BINDING) && spec_changed(cur->tree, next)) {
@@ -554,7 +554,9 @@ static bool patch_sets_rv(const corral_val_t *patch, bool merge)
     return false;
 }
 
-void corral__h_patch(corral__req_t *r)
+/* The patch type from Content-Type: 'm'erge, 'j'son or 's'trategic; 0
+ * after a 415 reply. */
+static char patch_type(corral__req_t *r)
 {
     size_t len = 0;
     const char *ct = corral_http_header(r->http, "content-type", &len);
@@ -563,17 +565,29 @@ void corral__h_patch(corral__req_t *r)
         const char *semi = memchr(ct, ';', len);
         snprintf(type, sizeof(type), "%.*s", (int)(semi ? (size_t)(semi - ct) : len), ct);
     }
-    bool merge = strcmp(type, "application/merge-patch+json") == 0;
-    bool json = strcmp(type, "application/json-patch+json") == 0;
-    if (!merge && !json) {
-        corral__status(r, 415, "UnsupportedMediaType", NULL, NULL,
-                       "the body of the request was in an unknown format - accepted media types "
-                       "include: application/json-patch+json, application/merge-patch+json");
+    bool builtin = corral__strategic_supported(r->res->info);
+    if (strcmp(type, "application/merge-patch+json") == 0)
+        return 'm';
+    if (strcmp(type, "application/json-patch+json") == 0)
+        return 'j';
+    if (builtin && strcmp(type, "application/strategic-merge-patch+json") == 0)
+        return 's';
+    corral__status(r, 415, "UnsupportedMediaType", NULL, NULL,
+                   "the body of the request was in an unknown format - accepted media types "
+                   "include: application/json-patch+json, application/merge-patch+json%s",
+                   builtin ? ", application/strategic-merge-patch+json" : "");
+    return 0;
+}
+
+void corral__h_patch(corral__req_t *r)
+{
+    char type = patch_type(r);
+    if (!type)
         return;
-    }
     corral_val_t *patch = corral__patch_tree(r);
     if (!patch)
         return;
+    bool merge = type != 'j';
     if (merge && patch->kind != CORRAL_VAL_MAP) {
         corral__status(r, 400, "BadRequest", NULL, NULL, "a merge patch must be a JSON object");
         return;
@@ -583,8 +597,9 @@ void corral__h_patch(corral__req_t *r)
         return;
     corral_val_t *work = corral_val_copy(r->a, cur.tree);
     char why[256] = "";
-    int rc = merge ? corral__merge_patch(r->a, &work, patch)
-                   : corral__json_patch(r->a, &work, patch, why, sizeof(why));
+    int rc = type == 'm'   ? corral__merge_patch(r->a, &work, patch)
+             : type == 's' ? corral__strategic_patch(r->a, &work, patch, why, sizeof(why))
+                           : corral__json_patch(r->a, &work, patch, why, sizeof(why));
     if (rc != 0 || !work || work->kind != CORRAL_VAL_MAP) {
         corral__status(r, 422, "Invalid", NULL, NULL, "the patch could not be applied: %s",
                        why[0] ? why : "the result is not an object");

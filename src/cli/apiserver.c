@@ -27,9 +27,15 @@ static void apiserver_usage(FILE *fp)
             "  --log-requests     one line per request on stderr\n"
             "  --no-fsync         commit without fsync (survives crashes, not power loss;\n"
             "                     benchmarks only)\n"
+            "  --token-auth-file FILE\n"
+            "                     authenticate bearer tokens from FILE (kube-apiserver's CSV:\n"
+            "                     token,user,uid,\"group1,group2\") and authorize with RBAC;\n"
+            "                     group system:masters may do everything\n"
+            "  --tls-cert-file FILE, --tls-private-key-file FILE\n"
+            "                     serve HTTPS with this PEM certificate (chain) and key\n"
             "  --print-routes     print the route table as Markdown (docs/api.md) and exit\n"
             "\n"
-            "Serves the Kubernetes API subset described in docs/apiserver.md over HTTP.\n"
+            "Serves the Kubernetes API subset described in docs/apiserver.md over HTTP(S).\n"
             "Prints \"listening on HOST:PORT\" on stderr once it accepts connections.\n");
 }
 
@@ -43,7 +49,18 @@ static bool parse_long(const char *s, long min, long *out)
     return true;
 }
 
-enum { OPT_DATA = 1000, OPT_LISTEN, OPT_THREADS, OPT_HISTORY, OPT_LOG, OPT_NOFSYNC, OPT_ROUTES };
+enum {
+    OPT_DATA = 1000,
+    OPT_LISTEN,
+    OPT_THREADS,
+    OPT_HISTORY,
+    OPT_LOG,
+    OPT_NOFSYNC,
+    OPT_ROUTES,
+    OPT_TOKENS,
+    OPT_CERT,
+    OPT_KEY
+};
 
 static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *routes)
 {
@@ -54,6 +71,9 @@ static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *r
                                          {"log-requests", no_argument, NULL, OPT_LOG},
                                          {"no-fsync", no_argument, NULL, OPT_NOFSYNC},
                                          {"print-routes", no_argument, NULL, OPT_ROUTES},
+                                         {"token-auth-file", required_argument, NULL, OPT_TOKENS},
+                                         {"tls-cert-file", required_argument, NULL, OPT_CERT},
+                                         {"tls-private-key-file", required_argument, NULL, OPT_KEY},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;
@@ -87,6 +107,15 @@ static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *r
             break;
         case OPT_ROUTES:
             *routes = true;
+            break;
+        case OPT_TOKENS:
+            o->token_auth_file = optarg;
+            break;
+        case OPT_CERT:
+            o->tls_cert_file = optarg;
+            break;
+        case OPT_KEY:
+            o->tls_key_file = optarg;
             break;
         case 'h':
             apiserver_usage(stdout);
@@ -135,8 +164,10 @@ int corral_cmd_apiserver(int argc, char **argv)
     }
     const char *listen = o.listen ? o.listen : "127.0.0.1:6443";
     const char *colon = strrchr(listen, ':');
-    fprintf(stderr, "corral apiserver: listening on %.*s:%d (data %s)\n",
-            (int)(colon ? colon - listen : 0), listen, corral_apiserver_port(s), o.data_dir);
+    fprintf(stderr, "corral apiserver: listening on %.*s:%d (%s, data %s%s)\n",
+            (int)(colon ? colon - listen : 0), listen, corral_apiserver_port(s),
+            o.tls_cert_file ? "https" : "http", o.data_dir,
+            o.token_auth_file ? ", token authentication and RBAC" : "");
     int sig = 0;
     sigwait(&set, &sig);
     fprintf(stderr, "corral apiserver: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");

@@ -14,5 +14,11 @@
 int corral_cmd_validate(int argc, char **argv);
 int corral_cmd_apiserver(int argc, char **argv);
 int corral_cmd_sim(int argc, char **argv);
+/* Clients of an API server (src/cli/kubecli.h). */
+int corral_cmd_apply(int argc, char **argv);
+int corral_cmd_get(int argc, char **argv);
+int corral_cmd_describe(int argc, char **argv);
+int corral_cmd_delete(int argc, char **argv);
+int corral_cmd_logs(int argc, char **argv);
 
 #endif

@@ -19,6 +19,11 @@ static const command_t commands[] = {
      "check manifests (files, directories or -) and report every error with its line"},
     {"apiserver", corral_cmd_apiserver, "serve the Kubernetes API from a data directory (SQLite)"},
     {"sim", corral_cmd_sim, "run the scheduler on a scenario file in virtual time"},
+    {"apply", corral_cmd_apply, "create or update the objects of manifests on an API server"},
+    {"get", corral_cmd_get, "list objects as tables, JSON, YAML or names; -w to watch"},
+    {"describe", corral_cmd_describe, "show one object in detail with its events"},
+    {"delete", corral_cmd_delete, "delete objects by kind and name, or those of manifests"},
+    {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
 };
 
 static void usage(FILE *fp)

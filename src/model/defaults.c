@@ -210,6 +210,31 @@ static void default_vcjob(corral_arena_t *a, corral_val_t *raw)
         corral_val_set(a, spec, "minAvailable", corral_val_new_int(a, sum));
 }
 
+/* An absent or empty string field gets val (kube defaults on len == 0). */
+static void set_str_nonempty(corral_arena_t *a, corral_val_t *m, const char *key, const char *val)
+{
+    const char *cur = corral_val_get_str(m, key);
+    if (absent(m, key) || (cur && !*cur))
+        corral_val_set(a, m, key, corral_val_new_str(a, val));
+}
+
+/* rbac/v1 defaults: roleRef.apiGroup, and subjects' apiGroup by kind. */
+static void default_binding(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *ref = map_at(raw, "roleRef");
+    if (ref)
+        set_str_nonempty(a, ref, "apiGroup", "rbac.authorization.k8s.io");
+    corral_val_t *subjects = seq_at(raw, "subjects");
+    for (size_t i = 0; subjects && i < subjects->n; i++) {
+        corral_val_t *s = subjects->items[i];
+        const char *kind = s && s->kind == CORRAL_VAL_MAP ? corral_val_get_str(s, "kind") : NULL;
+        if (!kind)
+            continue;
+        if (strcmp(kind, "User") == 0 || strcmp(kind, "Group") == 0)
+            set_str_nonempty(a, s, "apiGroup", "rbac.authorization.k8s.io");
+    }
+}
+
 void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_val_t *raw)
 {
     if (!raw || raw->kind != CORRAL_VAL_MAP || !k)
@@ -250,6 +275,10 @@ void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_v
         break;
     case CORRAL_KIND_VCJOB:
         default_vcjob(a, raw);
+        break;
+    case CORRAL_KIND_ROLEBINDING:
+    case CORRAL_KIND_CLUSTERROLEBINDING:
+        default_binding(a, raw);
         break;
     default:
         break;

@@ -34,6 +34,15 @@ static const corral_kind_info_t kinds[CORRAL_KIND_COUNT] = {
      "InferenceService", "inferenceservices", "inferenceservice", "isvc", true},
     {CORRAL_KIND_SCENARIO, "corral.dev", "v1alpha1", "corral.dev/v1alpha1", "Scenario", "scenarios",
      "scenario", "", false},
+    {CORRAL_KIND_ROLE, "rbac.authorization.k8s.io", "v1", "rbac.authorization.k8s.io/v1", "Role",
+     "roles", "role", "", true},
+    {CORRAL_KIND_CLUSTERROLE, "rbac.authorization.k8s.io", "v1", "rbac.authorization.k8s.io/v1",
+     "ClusterRole", "clusterroles", "clusterrole", "", false},
+    {CORRAL_KIND_ROLEBINDING, "rbac.authorization.k8s.io", "v1", "rbac.authorization.k8s.io/v1",
+     "RoleBinding", "rolebindings", "rolebinding", "", true},
+    {CORRAL_KIND_CLUSTERROLEBINDING, "rbac.authorization.k8s.io", "v1",
+     "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings",
+     "clusterrolebinding", "", false},
 };
 
 static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
@@ -51,6 +60,10 @@ static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
     [CORRAL_KIND_HYPERNODE] = corral__kind_hypernode,
     [CORRAL_KIND_ISVC] = corral__kind_isvc,
     [CORRAL_KIND_SCENARIO] = corral__kind_scenario,
+    [CORRAL_KIND_ROLE] = corral__kind_role,
+    [CORRAL_KIND_CLUSTERROLE] = corral__kind_role,
+    [CORRAL_KIND_ROLEBINDING] = corral__kind_role_binding,
+    [CORRAL_KIND_CLUSTERROLEBINDING] = corral__kind_role_binding,
 };
 
 const corral_kind_info_t *corral_kind_get(corral_kind_t k)
@@ -165,6 +178,21 @@ static const corral_kind_info_t *decode_type(corral__dec_t *d, const corral_val_
     return info;
 }
 
+static int name_rule(corral_kind_t k)
+{
+    switch (k) {
+    case CORRAL_KIND_NAMESPACE:
+        return CORRAL__NAME_LABEL;
+    case CORRAL_KIND_ROLE:
+    case CORRAL_KIND_CLUSTERROLE:
+    case CORRAL_KIND_ROLEBINDING:
+    case CORRAL_KIND_CLUSTERROLEBINDING:
+        return CORRAL__NAME_PATH_SEGMENT;
+    default:
+        return CORRAL__NAME_SUBDOMAIN;
+    }
+}
+
 static void decode_meta(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o)
 {
     const corral_val_t *mv = corral_val_get(root, "metadata");
@@ -186,7 +214,7 @@ static void decode_meta(corral__dec_t *d, const corral_val_t *root, corral_obj_t
         o->meta.namespace = NULL;
     }
     if (mv)
-        corral__check_object_name(d, mv, &o->meta, o->info->kind == CORRAL_KIND_NAMESPACE);
+        corral__check_object_name(d, mv, &o->meta, name_rule(o->info->kind));
 }
 
 int corral_obj_decode(corral_arena_t *a, corral_val_t *raw, const char *file, corral_diag_t *diag,

@@ -174,12 +174,24 @@ void corral__dec_meta(corral__dec_t *d, const corral_val_t *v, void *out)
     check_labels(d, v, m);
 }
 
+/* kube's ValidatePathSegmentName (RBAC kinds: "system:discovery" is valid). */
+static void check_path_segment(corral__dec_t *d, const corral_val_t *at, const char *name)
+{
+    if (!strcmp(name, ".") || !strcmp(name, ".."))
+        corral__dec_err_field(d, at, "name", "invalid name \"%s\": may not be '.' or '..'", name);
+    else if (strchr(name, '/') || strchr(name, '%'))
+        corral__dec_err_field(d, at, "name", "invalid name \"%s\": may not contain '/' or '%%'",
+                              name);
+}
+
 void corral__check_object_name(corral__dec_t *d, const corral_val_t *meta, const corral_meta_t *m,
-                               bool label_rule)
+                               int rule)
 {
     size_t mk = corral__dec_enter(d, "metadata");
-    if (m->name && *m->name) {
-        check_name(d, corral_val_get(meta, "name"), "name", m->name, label_rule);
+    if (m->name && *m->name && rule == CORRAL__NAME_PATH_SEGMENT) {
+        check_path_segment(d, corral_val_get(meta, "name"), m->name);
+    } else if (m->name && *m->name) {
+        check_name(d, corral_val_get(meta, "name"), "name", m->name, rule == CORRAL__NAME_LABEL);
     } else if (!m->generate_name || !*m->generate_name) {
         corral__dec_err_field(d, meta, "name", "required: every object needs metadata.name");
     }

@@ -111,10 +111,12 @@ void corral__dec_tolerations(corral__dec_t *d, const corral_val_t *v, void *out)
 void corral__dec_affinity(corral__dec_t *d, const corral_val_t *v, void *out); /* node_affinity */
 void corral__dec_network_topology(corral__dec_t *d, const corral_val_t *v, void *out);
 
-/* Check metadata.name (or generateName) of a top-level object. label_rule:
- * the name must be a DNS-1123 label (Namespace), else a subdomain. */
+/* Check metadata.name (or generateName) of a top-level object by rule: a
+ * DNS-1123 subdomain (most kinds), a label (Namespace), or a path segment
+ * (RBAC kinds: anything but '.', '..', '/' and '%'). */
+enum { CORRAL__NAME_SUBDOMAIN = 0, CORRAL__NAME_LABEL, CORRAL__NAME_PATH_SEGMENT };
 void corral__check_object_name(corral__dec_t *d, const corral_val_t *meta, const corral_meta_t *m,
-                               bool label_rule);
+                               int rule);
 
 /* Validation helpers: NULL when valid, else a static message. */
 const char *corral__dns1123_label_error(const char *s);
@@ -141,6 +143,8 @@ void corral__kind_vcjob(corral__dec_t *d, const corral_val_t *root, corral_obj_t
 void corral__kind_hypernode(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_isvc(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_scenario(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_role(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_role_binding(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 
 /* Top-level fields every kind shares (apiVersion, kind, metadata), to splice
  * into a kind's own top-level table. */

@@ -42,9 +42,46 @@ typedef struct api_srv {
     corral_apiserver_t *s;
     char dir[64];
     int port;
+    const char *token; /* sent as a bearer token by api_req when set */
+    bool https;        /* api_req speaks TLS, trusting API_TEST_CERT */
 } api_srv_t;
 
 static api_srv_t api_srv;
+
+/* A self-signed EC certificate for 127.0.0.1 (valid until 2126) and its key,
+ * for the TLS tests; api_write_file puts them where the server reads them. */
+static const char API_TEST_CERT[] =
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBkTCCATagAwIBAgIUbAa+Bqf9dFnIEckOyFDxz8PpWE8wCgYIKoZIzj0EAwIw\n"
+    "FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEzMDAxMDgxM1oYDzIxMjYxMTA2\n"
+    "MDEwODEzWjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO\n"
+    "PQMBBwNCAASPN1FDZGFJezxmr3dkdxUe6lLe846OGng37eDqcxEqpDz2ESRuYyVV\n"
+    "V1RAgnEvk9VhTAIJH66g4vOjCmNdr37vo2QwYjAdBgNVHQ4EFgQU14qmL9ppyH6K\n"
+    "oMiVuSDmcW29aHMwHwYDVR0jBBgwFoAU14qmL9ppyH6KoMiVuSDmcW29aHMwDwYD\n"
+    "VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0kAMEYC\n"
+    "IQDOsFaGeW/c74RttTdzIQtSbxm3Ss7k1TDgbeKIys2BegIhALy//neSgR8/SDYI\n"
+    "kcc5aaI+uc8QXZTTJcjFYMwBUH1e\n"
+    "-----END CERTIFICATE-----\n";
+static const char API_TEST_KEY[] =
+    "-----BEGIN PRIVATE KEY-----\n"
+    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgIRPD6u6KXvHlc3oB\n"
+    "ZEiCV3xIml1aWYZPkLqwDe4GjjChRANCAASPN1FDZGFJezxmr3dkdxUe6lLe846O\n"
+    "Gng37eDqcxEqpDz2ESRuYyVVV1RAgnEvk9VhTAIJH66g4vOjCmNdr37v\n"
+    "-----END PRIVATE KEY-----\n";
+
+/* Write text to DIR/name (the test's data directory); returns the path. */
+static inline const char *api_write_file(const char *dir, const char *name, const char *text)
+{
+    static char path[4][256];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+    FILE *fp = fopen(p, "w");
+    cr_assert_not_null(fp, "%s", p);
+    fputs(text, fp);
+    fclose(fp);
+    return p;
+}
 
 /* Start a server; tweak (may be NULL) adjusts the options first. */
 static inline void api_start_with(void (*tweak)(corral_apiserver_opts_t *o))
@@ -100,8 +137,13 @@ static inline void api_req(api_resp_t *r, const char *method, const char *path, 
     corral_arena_init(&r->a);
     CURL *c = curl_easy_init();
     char url[1024];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", api_srv.port, path);
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d%s", api_srv.https ? "https" : "http",
+             api_srv.port, path);
     curl_easy_setopt(c, CURLOPT_URL, url);
+    if (api_srv.https) {
+        struct curl_blob ca = {(void *)API_TEST_CERT, sizeof(API_TEST_CERT) - 1, CURL_BLOB_COPY};
+        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    }
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
@@ -117,6 +159,11 @@ static inline void api_req(api_resp_t *r, const char *method, const char *path, 
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
     }
     h = curl_slist_append(h, "Expect:");
+    if (api_srv.token) {
+        char auth[256];
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", api_srv.token);
+        h = curl_slist_append(h, auth);
+    }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     CURLcode rc = curl_easy_perform(c);
     cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
