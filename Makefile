@@ -7,6 +7,7 @@
 #   make CC=clang fuzz        libFuzzer targets under build/fuzz/
 #   make lint                 clang-format check, cppcheck, banned functions
 #   make bench                benchmarks under build/bench/
+#   make bench-sim            the trace-simulation comparison (docs/efficiency.md)
 #
 # Variants build into their own directory so they never mix objects.
 
@@ -56,7 +57,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all deps deps-test deps-bench test unit unit-san scenarios cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all bench-sim deps deps-test deps-bench test unit unit-san scenarios cli-tests fuzz fuzz-bins fuzz-replay \
         lint format bench clean
 
 all: $(B)/corral
@@ -157,6 +158,11 @@ format:
 	clang-format -i $(C_FILES)
 
 bench: $(BENCH_BINS)
+
+# The efficiency comparison of docs/efficiency.md (FGD protocol on the openb
+# lists, Philly replay); results in build/bench-sim/.
+bench-sim: build/corral
+	@bench/sim.sh
 
 clean:
 	rm -rf build

@@ -148,18 +148,36 @@ static int64_t best_fit_left(const corral_engine_t *e, const epod_t *p, const en
     return frac(cpu, e->max_node_cpu) / 2 + frac(gpu, e->max_node_gpu) / 2;
 }
 
-static int64_t dot_product(const epod_t *p, const enode_t *n)
+/*
+ * Tetris's alignment as the FGD paper's baseline scores it: the node is seen
+ * as "virtual nodes", one per GPU holding shares (its milli left) and one for
+ * its untouched GPUs together, each with the node's free cpu; the score of
+ * one is 1 - (request . free) / 2 with cpu and GPU scaled by the largest
+ * node's, and the node scores its best virtual node (fit or not, as the
+ * artifact does), in 100 integer steps. Higher wins; ties go to the first
+ * node by name.
+ */
+static int64_t dot_product(const corral_engine_t *e, const epod_t *p, const enode_t *n)
 {
-    static const int dims[] = {RES_CPU, RES_MEM, RES_GPU};
-    int64_t sum = 0;
-    for (size_t i = 0; i < 3; i++) {
-        int d = dims[i];
-        if (n->alloc.v[d] <= 0)
-            continue;
-        int64_t freev = n->alloc.v[d] - n->used.v[d];
-        sum += frac(p->req.v[d], n->alloc.v[d]) / 1000 * (frac(freev, n->alloc.v[d]) / 1000);
+    double cpu = (double)p->req.v[RES_CPU] / (double)(e->max_node_cpu > 0 ? e->max_node_cpu : 1);
+    double free_cpu = (double)(n->alloc.v[RES_CPU] - n->used.v[RES_CPU]) /
+                      (double)(e->max_node_cpu > 0 ? e->max_node_cpu : 1);
+    double gmax = (double)(e->max_node_gpu > 0 ? e->max_node_gpu : 1000);
+    double gpu = (double)(p->share ? p->share : p->gpus * 1000) / gmax;
+    double best = -1;
+    int untouched = 0;
+    for (int g = 0; g < n->ngpu; g++) {
+        int used = n->gpu_used[g];
+        if (used == 0) {
+            untouched++;
+        } else if (used < 1000) {
+            double s = 1.0 - (cpu * free_cpu + gpu * (1000 - used) / gmax) / 2;
+            best = s > best ? s : best;
+        }
     }
-    return sum;
+    double s = 1.0 - (cpu * free_cpu + gpu * untouched * 1000 / gmax) / 2;
+    best = s > best ? s : best;
+    return (int64_t)(100.0 * best);
 }
 
 /* FGD as published: 100 * sigmoid(fragment decrease in GPUs), truncated to an
@@ -209,7 +227,7 @@ void corral__score(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *ma
         k[0] = -best_fit_left(e, p, n);
         break;
     case CORRAL_POLICY_DOTPROD:
-        k[0] = dot_product(p, n);
+        k[0] = dot_product(e, p, n);
         break;
     case CORRAL_POLICY_FGD:
         k[0] = score_fgd(e, p, n, mask);
