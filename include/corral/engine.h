@@ -65,6 +65,9 @@ void corral_sched_config_default(corral_sched_config_t *c);
 /* Parse a policy name ("corral", "binpack", ...); -1 when unknown. */
 int corral_policy_from_name(const char *name);
 const char *corral_policy_name(corral_policy_t p);
+/* Apply what a SchedulerConfiguration sets on top of c (fields it leaves out
+ * keep c's values). CORRAL_EINVAL when it names an unknown policy. */
+int corral_sched_config_apply(corral_sched_config_t *c, const corral_schedconf_t *s);
 
 /* --- lifecycle ------------------------------------------------------------------ */
 

@@ -45,6 +45,7 @@ typedef enum corral_kind {
     CORRAL_KIND_CLUSTERROLE,
     CORRAL_KIND_ROLEBINDING,
     CORRAL_KIND_CLUSTERROLEBINDING,
+    CORRAL_KIND_SCHEDCONF, /* corral.dev/v1alpha1 SchedulerConfiguration */
     CORRAL_KIND_COUNT
 } corral_kind_t;
 
@@ -511,6 +512,32 @@ typedef struct corral_scenario {
     size_t nsteps;
 } corral_scenario_t;
 
+/* --- SchedulerConfiguration (corral.dev/v1alpha1) ------------------------------- */
+
+/* Scheduler actions, as bits of corral_schedconf_t.actions. The engine runs
+ * the enabled ones in this order whatever order the list names them in. */
+enum {
+    CORRAL_ACTION_ENQUEUE = 1 << 0,
+    CORRAL_ACTION_ALLOCATE = 1 << 1,
+    CORRAL_ACTION_BACKFILL = 1 << 2,
+    CORRAL_ACTION_PREEMPT = 1 << 3,
+    CORRAL_ACTION_RECLAIM = 1 << 4,
+};
+
+/* The scheduler's configuration as written; unset fields keep the engine's
+ * defaults (docs/scheduling.md, "Configuration"). */
+typedef struct corral_schedconf {
+    bool actions_set;
+    unsigned actions;   /* CORRAL_ACTION_* bits */
+    const char *policy; /* one of the engine's policy names; NULL: default */
+    corral_opt_i32_t strict_order; /* bool as 0/1 */
+    corral_opt_i64_t seed;
+    corral_opt_i32_t max_evictions; /* per cycle; 0 unlimited */
+    /* The corral policy's criteria (each on or off; they are ordered, not
+     * weighted). */
+    corral_opt_i32_t preferences, fragmentation, packing, topology, cpu_memory;
+} corral_schedconf_t;
+
 /* --- RBAC (rbac.authorization.k8s.io/v1) ---------------------------------------- */
 
 /* One PolicyRule. Resource rules name apiGroups, resources (with
@@ -575,6 +602,7 @@ struct corral_obj {
         corral_scenario_t *scenario;
         corral_role_t *role;            /* Role, ClusterRole */
         corral_role_binding_t *binding; /* RoleBinding, ClusterRoleBinding */
+        corral_schedconf_t *schedconf;
     } u;
 };
 

@@ -16,10 +16,20 @@ typedef struct corral_sim_opts {
     const corral_sched_config_t *cfg; /* NULL: defaults */
     FILE *out;                        /* results (stdout) */
     FILE *err;                        /* diagnostics and FAIL lines (stderr) */
+    const char *policy;               /* --policy: wins over any configuration; NULL none */
 } corral_sim_opts_t;
 
 /*
- * Run a scenario file. Returns the process exit status of `corral sim
+ * Read a file holding one corral.dev/v1alpha1 SchedulerConfiguration into
+ * arena a (`corral sim --config`). Returns 0, or CORRAL_EINVAL with every
+ * problem printed to err as FILE:LINE:COL: message.
+ */
+int corral_sim_load_config(const char *path, corral_arena_t *a, FILE *err,
+                           const corral_schedconf_t **out);
+
+/*
+ * Run a scenario file. A SchedulerConfiguration document in the file applies
+ * on top of opts->cfg (then opts->policy). Returns the process exit status of `corral sim
  * --scenario`: 0 every expectation holds, 1 some failed (each printed as
  * "FAIL step N: <expectation>: <what happened>"), 2 the file is invalid
  * (printed as FILE:LINE:COL: message).
@@ -53,6 +63,9 @@ typedef struct corral_sim_trace_opts {
     const char *report_dir; /* write report.md and SVG charts here */
     int threads;            /* parallel runs; 0: one per core */
     bool progress;          /* progress bar on err */
+    /* --config: applies to every policy run, except that the policy run
+     * decides node choice (and without --policy, config's policy is run). */
+    const corral_schedconf_t *config;
     FILE *out, *err;
 } corral_sim_trace_opts_t;
 

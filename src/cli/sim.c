@@ -14,10 +14,10 @@
 static void sim_usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: corral sim --scenario FILE [--output text|json] [--policy NAME]\n"
+            "usage: corral sim --scenario FILE [--output text|json] [--policy NAME] [--config FILE]\n"
             "       corral sim (--cluster NODES | --nodes N --gpus-per-node G) --trace PODS\n"
             "                  [--protocol replay|fgd] [--policy NAME]... [--seeds K] [--seed S]\n"
-            "                  [--output text|json] [--report DIR] [--threads N]\n"
+            "                  [--output text|json] [--report DIR] [--threads N] [--config FILE]\n"
             "\n"
             "  --scenario FILE    a scenario (SCENARIOS.md): objects, steps, expectations\n"
             "  --cluster FILE     openb node CSV, or a YAML file of Node objects\n"
@@ -31,6 +31,8 @@ static void sim_usage(FILE *fp)
             "  -o, --output FMT   text (default) or json\n"
             "  --report DIR       write DIR/report.md and SVG charts\n"
             "  --threads N        parallel runs (default: one per core)\n"
+            "  --config FILE      a corral.dev/v1alpha1 SchedulerConfiguration (actions,\n"
+            "                     policy, strict order, scoring); --policy still decides\n"
             "\n"
             "Exit status: 0 done (scenarios: every expectation holds), 1 expectations failed\n"
             "or a report could not be written, 2 invalid input.\n");
@@ -38,6 +40,7 @@ static void sim_usage(FILE *fp)
 
 typedef struct sim_args {
     const char *scenario;
+    const char *config; /* --config FILE */
     corral_sched_config_t cfg;
     corral_sim_trace_opts_t t;
     bool json;
@@ -105,6 +108,7 @@ static int parse(int argc, char **argv, sim_args_t *a)
                                          {"seeds", required_argument, NULL, 'K'},
                                          {"seed", required_argument, NULL, 'S'},
                                          {"threads", required_argument, NULL, 'j'},
+                                         {"config", required_argument, NULL, 'c'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;
@@ -115,6 +119,8 @@ static int parse(int argc, char **argv, sim_args_t *a)
             return 1;
         } else if (c == 's') {
             a->scenario = optarg;
+        } else if (c == 'c') {
+            a->config = optarg;
         } else if (c == 'o' && (!strcmp(optarg, "json") || !strcmp(optarg, "text"))) {
             a->json = strcmp(optarg, "json") == 0;
         } else if (c == 'p' && a->t.npolicies < CORRAL_SIM_MAX_POLICIES) {
@@ -139,16 +145,36 @@ static int run_scenario(sim_args_t *a)
         fprintf(stderr, "corral sim: a scenario runs one --policy\n");
         return CORRAL_EXIT_INVALID;
     }
-    if (a->t.npolicies == 1) {
-        int p = corral_policy_from_name(a->t.policies[0]);
-        if (p < 0) {
-            fprintf(stderr, "corral sim: unknown policy \"%s\"\n", a->t.policies[0]);
-            return CORRAL_EXIT_INVALID;
-        }
-        a->cfg.policy = (corral_policy_t)p;
+    if (a->t.npolicies == 1 && corral_policy_from_name(a->t.policies[0]) < 0) {
+        fprintf(stderr, "corral sim: unknown policy \"%s\"\n", a->t.policies[0]);
+        return CORRAL_EXIT_INVALID;
     }
-    corral_sim_opts_t so = {a->json, &a->cfg, stdout, stderr};
+    corral_sim_opts_t so = {a->json, &a->cfg, stdout, stderr,
+                            a->t.npolicies ? a->t.policies[0] : NULL};
     return corral_sim_scenario(a->scenario, &so);
+}
+
+/* --config, then the scenario or the trace. */
+static int run(sim_args_t *a, corral_arena_t *arena)
+{
+    if (a->config) {
+        const corral_schedconf_t *conf;
+        if (corral_sim_load_config(a->config, arena, stderr, &conf) != 0)
+            return CORRAL_EXIT_INVALID;
+        corral_sched_config_apply(&a->cfg, conf);
+        a->t.config = conf;
+    }
+    if (a->scenario)
+        return run_scenario(a);
+    if (!a->t.trace && !a->t.cluster && a->t.nodes == 0) {
+        sim_usage(stderr);
+        return CORRAL_EXIT_INVALID;
+    }
+    a->t.json = a->json;
+    a->t.out = stdout;
+    a->t.err = stderr;
+    a->t.progress = isatty(STDERR_FILENO) && getenv("CI") == NULL;
+    return corral_sim_trace(&a->t);
 }
 
 int corral_cmd_sim(int argc, char **argv)
@@ -159,15 +185,10 @@ int corral_cmd_sim(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc != 0)
         return rc > 0 ? CORRAL_EXIT_OK : CORRAL_EXIT_INVALID;
-    if (a.scenario)
-        return run_scenario(&a);
-    if (!a.t.trace && !a.t.cluster && a.t.nodes == 0) {
-        sim_usage(stderr);
-        return CORRAL_EXIT_INVALID;
-    }
-    a.t.json = a.json;
-    a.t.out = stdout;
-    a.t.err = stderr;
-    a.t.progress = isatty(STDERR_FILENO) && getenv("CI") == NULL;
-    return corral_sim_trace(&a.t);
+    corral_arena_t arena;
+    corral_arena_init(&arena);
+    rc = run(&a, &arena);
+    corral_arena_fini(&arena);
+    return rc;
 }
+

@@ -24,36 +24,6 @@
 
 /* --- lifecycle ------------------------------------------------------------------ */
 
-void corral_sched_config_default(corral_sched_config_t *c)
-{
-    memset(c, 0, sizeof(*c));
-    c->enqueue = c->allocate = c->backfill = c->preempt = c->reclaim = true;
-    c->policy = CORRAL_POLICY_CORRAL;
-    c->seed = 1;
-    c->w_prefer = 1;
-    c->w_pack = 1;
-    c->w_topology = 1;
-    c->w_frag = 1;
-    c->w_cpu = 1;
-}
-
-static const char *const policy_names[CORRAL_POLICY_COUNT] = {
-    "corral", "binpack", "spread", "random", "bestfit", "dotprod", "fgd"};
-
-int corral_policy_from_name(const char *name)
-{
-    for (int i = 0; i < CORRAL_POLICY_COUNT; i++) {
-        if (strcmp(name, policy_names[i]) == 0)
-            return i;
-    }
-    return -1;
-}
-
-const char *corral_policy_name(corral_policy_t p)
-{
-    return (unsigned)p < CORRAL_POLICY_COUNT ? policy_names[p] : "?";
-}
-
 int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
 {
     corral_engine_t *e = corral_calloc(1, sizeof(*e));

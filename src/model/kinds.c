@@ -43,6 +43,9 @@ static const corral_kind_info_t kinds[CORRAL_KIND_COUNT] = {
     {CORRAL_KIND_CLUSTERROLEBINDING, "rbac.authorization.k8s.io", "v1",
      "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings",
      "clusterrolebinding", "", false},
+    {CORRAL_KIND_SCHEDCONF, "corral.dev", "v1alpha1", "corral.dev/v1alpha1",
+     "SchedulerConfiguration", "schedulerconfigurations", "schedulerconfiguration", "schedconf",
+     false},
 };
 
 static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
@@ -64,6 +67,7 @@ static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
     [CORRAL_KIND_CLUSTERROLE] = corral__kind_role,
     [CORRAL_KIND_ROLEBINDING] = corral__kind_role_binding,
     [CORRAL_KIND_CLUSTERROLEBINDING] = corral__kind_role_binding,
+    [CORRAL_KIND_SCHEDCONF] = corral__kind_schedconf,
 };
 
 const corral_kind_info_t *corral_kind_get(corral_kind_t k)

@@ -10,14 +10,14 @@
 #include "sim/trace_sim.h"
 
 static const sim_policy_t policies[] = {
-    {"corral", CORRAL_POLICY_CORRAL, false, true, true},
-    {"random", CORRAL_POLICY_RANDOM, false, false, false},
-    {"spread", CORRAL_POLICY_SPREAD, false, false, false},
-    {"binpack", CORRAL_POLICY_BINPACK, false, false, false},
-    {"bestfit", CORRAL_POLICY_BESTFIT, false, false, false},
-    {"dotprod", CORRAL_POLICY_DOTPROD, false, false, false},
-    {"fifo", CORRAL_POLICY_BINPACK, true, false, false},
-    {"fgd", CORRAL_POLICY_FGD, false, false, false},
+    {"corral", CORRAL_POLICY_CORRAL, false, true, true, NULL},
+    {"random", CORRAL_POLICY_RANDOM, false, false, false, NULL},
+    {"spread", CORRAL_POLICY_SPREAD, false, false, false, NULL},
+    {"binpack", CORRAL_POLICY_BINPACK, false, false, false, NULL},
+    {"bestfit", CORRAL_POLICY_BESTFIT, false, false, false, NULL},
+    {"dotprod", CORRAL_POLICY_DOTPROD, false, false, false, NULL},
+    {"fifo", CORRAL_POLICY_BINPACK, true, false, false, NULL},
+    {"fgd", CORRAL_POLICY_FGD, false, false, false, NULL},
 };
 
 const sim_policy_t *corral__sim_policy(const char *name)
@@ -37,13 +37,17 @@ size_t corral__sim_all_policies(const sim_policy_t **out, size_t max)
     return n;
 }
 
+/* The policy's switches are defaults a configuration may override; node
+ * choice and the run's seed are the policy's and the run's. */
 void corral__sim_config(const sim_policy_t *p, uint64_t seed, corral_sched_config_t *cfg)
 {
     corral_sched_config_default(cfg);
-    cfg->policy = p->node;
-    cfg->seed = seed;
     cfg->strict_order = p->strict;
     cfg->backfill = p->backfill;
     cfg->preempt = p->evict;
     cfg->reclaim = p->evict;
+    if (p->conf)
+        corral_sched_config_apply(cfg, p->conf);
+    cfg->policy = p->node;
+    cfg->seed = seed;
 }

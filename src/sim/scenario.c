@@ -42,7 +42,12 @@ static int load(scn_t *s)
         corral_obj_decode(&s->a, docs[i].root, s->path, &s->diag, &o);
         if (!o)
             continue;
-        if (o->info->kind != CORRAL_KIND_SCENARIO) {
+        if (o->info->kind == CORRAL_KIND_SCHEDCONF) {
+            if (s->conf)
+                corral_diag_add(&s->diag, CORRAL_SEV_ERROR, s->path, o->raw->line, o->raw->col,
+                                NULL, "a file holds at most one SchedulerConfiguration");
+            s->conf = o->u.schedconf;
+        } else if (o->info->kind != CORRAL_KIND_SCENARIO) {
             s->objs[s->nobjs++] = o;
         } else if (s->sc) {
             corral_diag_add(&s->diag, CORRAL_SEV_ERROR, s->path, o->raw->line, o->raw->col, NULL,
@@ -267,7 +272,16 @@ int corral_sim_scenario(const char *path, const corral_sim_opts_t *opts)
     corral_hmap_init(&s.specs);
     int rc = 2;
     if (load(&s) == 0 && validate_steps(&s) == 0) {
-        corral_engine_new(opts ? opts->cfg : NULL, &s.e);
+        corral_sched_config_t cfg;
+        if (opts && opts->cfg)
+            cfg = *opts->cfg;
+        else
+            corral_sched_config_default(&cfg);
+        if (s.conf)
+            corral_sched_config_apply(&cfg, s.conf);
+        if (opts && opts->policy && corral_policy_from_name(opts->policy) >= 0)
+            cfg.policy = (corral_policy_t)corral_policy_from_name(opts->policy);
+        corral_engine_new(&cfg, &s.e);
         size_t nsteps = s.sc && s.sc->nsteps ? s.sc->nsteps : 1;
         for (size_t i = 0; i < nsteps && !s.invalid; i++)
             run_step(&s, i, s.sc && s.sc->nsteps ? &s.sc->steps[i] : NULL);

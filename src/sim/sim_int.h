@@ -30,6 +30,7 @@ typedef struct scn {
     corral_obj_t **objs; /* step 0: every document but the Scenario */
     size_t nobjs;
     const corral_scenario_t *sc;
+    const corral_schedconf_t *conf; /* a SchedulerConfiguration in the file */
     const corral_obj_t *scobj;
     corral_engine_t *e;
     int64_t now;

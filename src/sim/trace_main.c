@@ -19,7 +19,7 @@ static const char *const all_policies[] = {"corral",  "random",  "spread", "binp
 static int pick_policies(const corral_sim_trace_opts_t *o, const sim_policy_t **pol, size_t *n)
 {
     *n = 0;
-    const char *def[] = {"corral"};
+    const char *def[] = {o->config && o->config->policy ? o->config->policy : "corral"};
     const char *const *names = o->npolicies ? o->policies : def;
     size_t nn = o->npolicies ? o->npolicies : 1;
     for (size_t i = 0; i < nn; i++) {
@@ -68,11 +68,17 @@ static int check_opts(const corral_sim_trace_opts_t *o)
 static int run(const corral_sim_trace_opts_t *o, corral_arena_t *a, corral_diag_t *d)
 {
     const sim_policy_t *pol[CORRAL_SIM_MAX_POLICIES];
+    sim_policy_t conf_pol[CORRAL_SIM_MAX_POLICIES];
     size_t npol;
     sim_cluster_t c;
     sim_workload_t w;
     if (check_opts(o) != 0 || pick_policies(o, pol, &npol) != 0)
         return 2;
+    for (size_t i = 0; o->config && i < npol; i++) {
+        conf_pol[i] = *pol[i];
+        conf_pol[i].conf = o->config;
+        pol[i] = &conf_pol[i];
+    }
     if (corral__load_cluster(o, a, d, &c) != 0 || corral__load_workload(o->trace, a, d, &w) != 0)
         return 2;
     if (c.nnodes == 0 || c.gpus == 0) {

@@ -60,6 +60,7 @@ typedef struct sim_policy {
     bool strict;
     bool backfill;
     bool evict; /* preempt and reclaim */
+    const corral_schedconf_t *conf; /* --config on top of the switches above; may be NULL */
 } sim_policy_t;
 
 const sim_policy_t *corral__sim_policy(const char *name);

@@ -68,6 +68,39 @@ expect_exit 0 "$CORRAL" sim --protocol fgd --cluster "$TMP/nodes.csv" --trace "$
 expect_out "unallocated GPU %"
 [ -s "$TMP/fgdrep/allocation.svg" ] || fail "fgd report lacks its chart"
 
+# --- --config: a SchedulerConfiguration applies to the policies run ---
+# One queue: with backfill (corral) the 1-GPU job at 20 s runs at once, in
+# strict order without backfill it waits for the 4-GPU job (130 s).
+sed 's/vc2/vc1/' "$TMP/jobs.csv" >"$TMP/jobs1.csv"
+cat >"$TMP/strict.yaml" <<'YAML'
+apiVersion: corral.dev/v1alpha1
+kind: SchedulerConfiguration
+metadata: {name: strict}
+spec:
+  actions: enqueue, allocate
+  strictOrder: true
+  policy: binpack
+YAML
+expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" --output json
+printf '%s' "$OUT" >"$TMP/c0.json"
+[ "$(json "$TMP/c0.json" 'd["queueing_delay_s"]["p99"]')" = "90.0" ] || fail "corral p99: $OUT"
+expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+    --config "$TMP/strict.yaml" --policy corral --output json
+printf '%s' "$OUT" >"$TMP/c1.json"
+[ "$(json "$TMP/c1.json" 'd["queueing_delay_s"]["p99"]')" = "130.0" ] || fail "strict p99: $OUT"
+[ "$(json "$TMP/c1.json" 'd["policy"]')" = "corral" ] || fail "--policy decides: $OUT"
+expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+    --config "$TMP/strict.yaml" --output json
+printf '%s' "$OUT" >"$TMP/c2.json"
+[ "$(json "$TMP/c2.json" 'd["policy"]')" = "binpack" ] || fail "config's policy: $OUT"
+printf 'apiVersion: corral.dev/v1alpha1\nkind: SchedulerConfiguration\nmetadata: {name: x}\n'\
+'spec:\n  actions: [allocate, prempt]\n' >"$TMP/badconf.yaml"
+expect_exit 2 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+    --config "$TMP/badconf.yaml"
+expect_out "$TMP/badconf.yaml:5:23: spec.actions[1]: unknown action \"prempt\"; did you mean \`preempt\`?"
+expect_exit 2 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+    --config "$TMP/jobs1.csv"
+
 # --- bad input: each bad row as FILE:LINE, exit 2, nothing run ---
 printf 'timestamp,duration,num_gpus\n2017-10-09 07:00:00,100,2\n2017-10-09 07:00:10,x,4\n' \
     >"$TMP/bad.csv"
