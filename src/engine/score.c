@@ -8,8 +8,8 @@
  *   1. preferences the user wrote: preferred node affinity weights, minus
  *      untolerated PreferNoSchedule taints;
  *   2. GPU packing: whole-GPU pods go where the fewest whole GPUs stay free;
- *      shares go to the GPU with the least room left, on nodes with the fewest
- *      untouched GPUs; pods without GPUs avoid nodes with free GPUs;
+ *      shares go to the GPU with the least room left; pods without GPUs avoid
+ *      nodes with free GPUs;
  *   3. NVLink quality of the chosen set (slowest link, then NVLink count);
  *   4. what stays free is still useful: prefer leaving free GPUs that are
  *      well connected to each other (fragmentation);
@@ -114,7 +114,9 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
     } else if (p->share) {
         int g = __builtin_ctzll(*mask);
         k[2] = c->w_pack ? n->gpu_used[g] + p->share : 0;
-        k[3] = c->w_pack ? -free_whole(n, 0) + (n->gpu_used[g] ? 0 : 1) : 0;
+        k[3] = 0; /* measured: also preferring nodes with few free whole GPUs
+                   * helps all-share workloads (-0.24 pt) but hurts the others
+                   * more (+0.1 to +0.36 pt unallocated), docs/efficiency.md */
     } else {
         k[2] = c->w_pack ? -free_whole(n, 0) : 0;
         k[3] = 0;
