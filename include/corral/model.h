@@ -528,8 +528,8 @@ enum {
  * defaults (docs/scheduling.md, "Configuration"). */
 typedef struct corral_schedconf {
     bool actions_set;
-    unsigned actions;   /* CORRAL_ACTION_* bits */
-    const char *policy; /* one of the engine's policy names; NULL: default */
+    unsigned actions;              /* CORRAL_ACTION_* bits */
+    const char *policy;            /* one of the engine's policy names; NULL: default */
     corral_opt_i32_t strict_order; /* bool as 0/1 */
     corral_opt_i64_t seed;
     corral_opt_i32_t max_evictions; /* per cycle; 0 unlimited */

@@ -14,7 +14,8 @@
 static void sim_usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: corral sim --scenario FILE [--output text|json] [--policy NAME] [--config FILE]\n"
+            "usage: corral sim --scenario FILE [--output text|json] [--policy NAME]\n"
+            "                  [--config FILE]\n"
             "       corral sim (--cluster NODES | --nodes N --gpus-per-node G) --trace PODS\n"
             "                  [--protocol replay|fgd] [--policy NAME]... [--seeds K] [--seed S]\n"
             "                  [--output text|json] [--report DIR] [--threads N] [--config FILE]\n"
@@ -191,4 +192,3 @@ int corral_cmd_sim(int argc, char **argv)
     corral_arena_fini(&arena);
     return rc;
 }
-

@@ -10,8 +10,7 @@
 #include "corral/hint.h"
 #include "model/model_int.h"
 
-static const char *const action_names[] = {"enqueue", "allocate", "backfill", "preempt",
-                                           "reclaim"};
+static const char *const action_names[] = {"enqueue", "allocate", "backfill", "preempt", "reclaim"};
 
 /* Must list the engine's policy names (tests/model checks they agree). */
 static const char *const policy_names[] = {"corral",  "binpack", "spread", "random",

@@ -59,7 +59,7 @@ typedef struct sim_policy {
     corral_policy_t node;
     bool strict;
     bool backfill;
-    bool evict; /* preempt and reclaim */
+    bool evict;                     /* preempt and reclaim */
     const corral_schedconf_t *conf; /* --config on top of the switches above; may be NULL */
 } sim_policy_t;
 
