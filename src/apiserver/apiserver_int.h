@@ -11,6 +11,8 @@
  *   delete.c     delete, deletecollection, graceful pod deletion
  *   subres.c     binding, eviction, log
  *   watch.c      watch streams
+ *   views.c      resources served as another shape of stored objects
+ *   events_v1.c  events.k8s.io/v1 Events, a view of core v1 Events
  *
  * Threading: each loop thread owns its connections, its store reader and its
  * watchers; handlers run on the loop thread of their connection and never
@@ -43,17 +45,39 @@ typedef struct corral__loop corral__loop_t;
 typedef struct corral__watch corral__watch_t;
 typedef struct corral__req corral__req_t;
 
+/* A view: a resource whose objects are another resource's stored objects
+ * in another shape (events.k8s.io/v1 Events are core v1 Events, as
+ * upstream). Requests and answers are converted at the edges; storage,
+ * attributes, validation and watches are the stored resource's. */
+typedef struct corral__view {
+    /* Rewrite obj from the served shape into the stored one, in place. */
+    void (*to_stored)(corral_arena_t *a, corral_val_t *obj);
+    /* And back (obj is a copy the caller owns). */
+    void (*to_served)(corral_arena_t *a, corral_val_t *obj);
+    /* The stored field label for a served one; NULL when not selectable. */
+    const char *(*field_label)(const char *served);
+    /* A stored field path as the served shape spells it (buf when renamed). */
+    const char *(*field_path)(const char *stored, char *buf, size_t len);
+    /* Checks only creates through the view get, on the served shape (before
+     * defaults); errors go to d. */
+    void (*check_create)(const corral_val_t *obj, const char *ns, corral_diag_t *d);
+} corral__view_t;
+
+extern const corral__view_t corral__events_v1_view;
+
 /* A served resource: a kind from the model registry plus how it is served. */
 typedef struct corral__res {
     const corral_kind_info_t *info;
-    char key[96];          /* storage key: plural, or plural.group */
-    char list_kind[64];    /* "PodList" */
-    bool has_status;       /* a /status subresource */
-    bool return_deleted;   /* DELETE answers with the object (pods), else a Status */
-    bool status_on_create; /* status kept on create (nodes); else reset */
+    char key[96];               /* storage key: plural, or plural.group */
+    char name[96];              /* as messages name it: plural, or plural.group */
+    const corral__view_t *view; /* NULL unless a view of key's objects */
+    char list_kind[64];         /* "PodList" */
+    bool has_status;            /* a /status subresource */
+    bool return_deleted;        /* DELETE answers with the object (pods), else a Status */
+    bool status_on_create;      /* status kept on create (nodes); else reset */
 } corral__res_t;
 
-/* All served resources, and lookups. */
+/* All served resources (views last), and lookups. */
 const corral__res_t *corral__res_all(size_t *n);
 const corral__res_t *corral__res_find(const char *group, const char *version, const char *plural);
 const corral__res_t *corral__res_of_kind(corral_kind_t k);
@@ -248,6 +272,22 @@ bool corral__filter_match(const corral__filter_t *f, const char *attrs, size_t l
 
 /* The store key fields of r's object. */
 const char *corral__ns_key(const corral__req_t *r);
+
+/* --- views.c: conversion at the edges of a view ------------------------------------ */
+
+/* Append the object as res serves it (stored json unless res is a view). */
+void corral__put_obj(corral_buf_t *b, const corral__res_t *res, const char *json, size_t len);
+/* Reply with a stored object as r's resource serves it. */
+void corral__reply_obj(corral__req_t *r, int code, const char *json, size_t len);
+/* Turn a body in r's served shape into the stored shape (create: after the
+ * view's own create checks). Replies 422 and returns false when refused;
+ * true, doing nothing, for resources that are not views. */
+bool corral__view_in(corral__req_t *r, corral_val_t *obj, bool create);
+/* The current object (stored shape) in r's served shape, in place. */
+void corral__view_out(corral__req_t *r, corral_val_t *obj);
+/* A field selector label of r's resource as the store's attributes name
+ * it; NULL when the resource does not support it. */
+const char *corral__field_label(const corral__req_t *r, const char *label);
 
 /* --- handlers ----------------------------------------------------------------------- */
 

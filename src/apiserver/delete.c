@@ -155,7 +155,7 @@ static void reply_deleted(corral__req_t *r, del_ctx_t *d, const char *json, size
         return;
     }
     if (!d->removed || r->res->return_deleted) {
-        corral__reply_json(r, d->code, json, len);
+        corral__reply_obj(r, d->code, json, len);
         return;
     }
     /* What kube-apiserver answers when the object is gone. */
@@ -313,8 +313,8 @@ static void delete_namespace(corral__req_t *r, const corral__cur_t *cur)
     const corral__res_t *all = corral__res_all(&n);
     corral_store_op_t *ops = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (!all[i].info->namespaced)
-            continue;
+        if (!all[i].info->namespaced || all[i].view)
+            continue; /* a view's objects are deleted as its stored resource's */
         ns_ctx_t c = {r, &all[i], &ops};
         int64_t rev;
         corral_store_list(r->loop->rd, all[i].key, r->name, NULL, NULL, ns_row, &c, &rev);
@@ -396,7 +396,7 @@ static void coll_done(corral__req_t *r, corral_store_op_t *op)
     if (op->rc == 0) {
         if (c->nitems++)
             corral_buf_putc(c->items, ',');
-        corral_buf_append(c->items, op->ev->json, op->ev->json_len);
+        corral__put_obj(c->items, r->res, op->ev->json, op->ev->json_len);
     }
     corral_store_op_release(op); /* before replying: the op lives in the arena */
     if (r->pending > 0)

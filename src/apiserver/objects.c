@@ -361,11 +361,13 @@ bool corral__filter_parse(corral__req_t *r, corral__filter_t *f)
             return false;
         }
         for (size_t i = 0; i < f->fields.n; i++) {
-            if (!corral_kind_field_supported(r->res->info->kind, f->fields.reqs[i].key)) {
+            const char *label = corral__field_label(r, f->fields.reqs[i].key);
+            if (!label) {
                 corral__status(r, 400, "BadRequest", NULL, NULL, "field label not supported: %s",
                                f->fields.reqs[i].key);
                 return false;
             }
+            f->fields.reqs[i].key = label; /* as the stored attributes name it */
         }
         f->any = true;
     }

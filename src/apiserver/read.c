@@ -36,7 +36,7 @@ void corral__h_get(corral__req_t *r)
         corral__reply_buf(r, 200, &b);
         return;
     }
-    corral__reply_json(r, 200, row.json, row.json_len);
+    corral__reply_obj(r, 200, row.json, row.json_len);
 }
 
 /* --- continue tokens ------------------------------------------------------------------ */
@@ -146,7 +146,7 @@ static int list_row(void *arg, const corral_store_row_t *row)
     } else {
         if (c->count++)
             corral_buf_putc(c->out, ',');
-        corral_buf_append(c->out, row->json, row->json_len);
+        corral__put_obj(c->out, c->res, row->json, row->json_len);
     }
     snprintf(c->last_ns, sizeof(c->last_ns), "%s", row->ns);
     snprintf(c->last_name, sizeof(c->last_name), "%s", row->name);

@@ -1,7 +1,8 @@
 /*
  * What the API server serves: one resource per kind of the model registry
  * (so a kind added to the model is served with no change here), with the
- * upstream scope, names, short names and subresources; and the discovery
+ * upstream scope, names, short names and subresources, plus the views
+ * (events.k8s.io/v1 Events, views.c); and the discovery
  * documents built from that table in the shapes kubectl and the Python
  * client read (APIVersions, APIGroupList, APIGroup, APIResourceList), plus
  * /healthz, /livez, /readyz and /version.
@@ -11,7 +12,22 @@
 
 #include "apiserver/apiserver_int.h"
 
-static corral__res_t res_tab[CORRAL_KIND_COUNT];
+/* One resource per kind, indexed by kind, then the views. */
+enum { NVIEWS = 1 };
+static corral__res_t res_tab[CORRAL_KIND_COUNT + NVIEWS];
+
+/* events.k8s.io/v1 Event: core v1 Events in another shape (events_v1.c). */
+static const corral_kind_info_t events_v1_info = {
+    .kind = CORRAL_KIND_EVENT,
+    .group = "events.k8s.io",
+    .version = "v1",
+    .api_version = "events.k8s.io/v1",
+    .name = "Event",
+    .plural = "events",
+    .singular = "event",
+    .short_names = "ev",
+    .namespaced = true,
+};
 static pthread_once_t res_once = PTHREAD_ONCE_INIT;
 
 static bool kind_has_status(corral_kind_t k)
@@ -39,25 +55,32 @@ static void res_init(void)
             snprintf(r->key, sizeof(r->key), "%s.%s", r->info->plural, r->info->group);
         else
             snprintf(r->key, sizeof(r->key), "%s", r->info->plural);
+        snprintf(r->name, sizeof(r->name), "%s", r->key);
         snprintf(r->list_kind, sizeof(r->list_kind), "%sList", r->info->name);
         r->has_status = kind_has_status((corral_kind_t)k);
         r->return_deleted = k == CORRAL_KIND_POD;
         /* Nodes register with their status (kubelet sends capacity on create). */
         r->status_on_create = k == CORRAL_KIND_NODE || !r->has_status;
     }
+    /* Stored under core events' key, so both serve the same objects. */
+    corral__res_t *ev = &res_tab[CORRAL_KIND_COUNT];
+    *ev = res_tab[CORRAL_KIND_EVENT];
+    ev->info = &events_v1_info;
+    snprintf(ev->name, sizeof(ev->name), "events.events.k8s.io");
+    ev->view = &corral__events_v1_view;
 }
 
 const corral__res_t *corral__res_all(size_t *n)
 {
     pthread_once(&res_once, res_init);
-    *n = CORRAL_KIND_COUNT;
+    *n = CORRAL_ARRAY_LEN(res_tab);
     return res_tab;
 }
 
 const corral__res_t *corral__res_find(const char *group, const char *version, const char *plural)
 {
     pthread_once(&res_once, res_init);
-    for (int k = 0; k < CORRAL_KIND_COUNT; k++) {
+    for (size_t k = 0; k < CORRAL_ARRAY_LEN(res_tab); k++) {
         const corral_kind_info_t *i = res_tab[k].info;
         if (strcmp(i->group, group) == 0 && strcmp(i->version, version) == 0 &&
             strcmp(i->plural, plural) == 0)

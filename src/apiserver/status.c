@@ -78,7 +78,7 @@ void corral__status(corral__req_t *r, int code, const char *reason, const char *
 /* "pods" for core resources, "queues.scheduling.volcano.sh" otherwise. */
 static const char *res_name(const corral__req_t *r)
 {
-    return r->res ? r->res->key : "resource";
+    return r->res ? r->res->name : "resource";
 }
 
 void corral__not_found(corral__req_t *r)
@@ -115,8 +115,20 @@ static void qualified_kind(const corral__req_t *r, const char *kind, corral_buf_
         corral_buf_printf(b, ".%s", r->res->info->group);
 }
 
+/* A cause's field path as r's resource spells it (views rename fields). */
+static const char *field_of(const corral__req_t *r, const corral_diag_entry_t *e, char *buf,
+                            size_t len)
+{
+    if (!e->path)
+        return "";
+    if (r->res && r->res->view)
+        return r->res->view->field_path(e->path, buf, len);
+    return e->path;
+}
+
 void corral__invalid(corral__req_t *r, const char *kind, const char *name, const corral_diag_t *d)
 {
+    char path[256];
     corral_buf_t msg, b;
     corral_buf_init(&msg);
     corral_buf_init(&b);
@@ -132,7 +144,7 @@ void corral__invalid(corral__req_t *r, const char *kind, const char *name, const
         const corral_diag_entry_t *e = &d->items[i];
         if (e->sev != CORRAL_SEV_ERROR)
             continue;
-        corral_buf_printf(&msg, "%s%s%s%s", k++ ? ", " : "", e->path ? e->path : "",
+        corral_buf_printf(&msg, "%s%s%s%s", k++ ? ", " : "", field_of(r, e, path, sizeof(path)),
                           e->path ? ": " : "", e->msg);
     }
     if (nerr > 1)
@@ -157,8 +169,9 @@ void corral__invalid(corral__req_t *r, const char *kind, const char *name, const
         corral_buf_puts(&b, k++ ? ",{\"reason\":\"FieldValueInvalid\",\"message\":"
                                 : "{\"reason\":\"FieldValueInvalid\",\"message\":");
         corral_json_quote(&b, e->msg, strlen(e->msg));
+        const char *field = field_of(r, e, path, sizeof(path));
         corral_buf_puts(&b, ",\"field\":");
-        corral_json_quote(&b, e->path ? e->path : "", strlen(e->path ? e->path : ""));
+        corral_json_quote(&b, field, strlen(field));
         corral_buf_putc(&b, '}');
     }
     corral_buf_puts(&b, "]},\"code\":422}");

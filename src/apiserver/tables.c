@@ -83,7 +83,7 @@ bool corral__table_row(corral_buf_t *b, const corral__res_t *res, const char *js
     corral_buf_putc(b, ']');
     if (mode == CORRAL__TABLE_OBJECT) {
         corral_buf_puts(b, ",\"object\":");
-        corral_buf_append(b, json, len);
+        corral__put_obj(b, res, json, len); /* cells above read the stored shape */
     } else if (mode == CORRAL__TABLE_METADATA) {
         corral_buf_puts(b, ",\"object\":{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":"
                            "\"meta.k8s.io/v1\",\"metadata\":");

@@ -65,10 +65,18 @@ static void emit(corral__watch_t *w, const char *type, const char *json, size_t 
         corral_buf_fini(&b);
         return;
     }
+    corral_buf_t served; /* a view's events are converted per watcher */
+    corral_buf_init(&served);
+    if (w->res->view && type[0] != 'E' && type[0] != 'B') {
+        corral__put_obj(&served, w->res, json, len);
+        json = served.p;
+        len = served.len;
+    }
     char head[48];
     int hl = snprintf(head, sizeof(head), "{\"type\":\"%s\",\"object\":", type);
     struct iovec iov[3] = {{head, (size_t)hl}, {(void *)json, len}, {"}\n", 2}};
     corral__stream_writev(w->conn, iov, 3);
+    corral_buf_fini(&served);
 }
 
 static void unlink_watch(corral__watch_t *w)

@@ -139,11 +139,11 @@ static void create_done(corral__req_t *r, corral_store_op_t *op)
     } else if (op->rc == CORRAL_EEXIST) {
         r->name = op->name;
         corral__status(r, 409, "AlreadyExists", r->res->info->plural, op->name,
-                       "%s \"%s\" already exists", r->res->key, op->name);
+                       "%s \"%s\" already exists", r->res->name, op->name);
     } else if (op->rc) {
         corral__internal(r, op->rc);
     } else {
-        corral__reply_json(r, 201, ev->json, ev->json_len);
+        corral__reply_obj(r, 201, ev->json, ev->json_len);
     }
     corral_store_event_unref(ev);
 }
@@ -209,6 +209,8 @@ void corral__h_create(corral__req_t *r)
 {
     corral_val_t *obj = corral__body_tree(r);
     if (!obj || !corral__check_identity(r, obj, false))
+        return;
+    if (!corral__view_in(r, obj, true))
         return;
     const char *rv = corral__meta_str(obj, "resourceVersion");
     if (rv && *rv) {
@@ -339,7 +341,7 @@ static void update_done(corral__req_t *r, corral_store_op_t *op)
     else if (u->flags & CORRAL__UPD_BINDING)
         reply_success(r, u->code);
     else
-        corral__reply_json(r, u->code, ev->json, ev->json_len);
+        corral__reply_obj(r, u->code, ev->json, ev->json_len);
     corral_store_event_unref(ev);
 }
 
@@ -488,7 +490,7 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
     bool remove = deletion_complete(next);
     if (!remove && corral_val_equal(next, cur->tree)) {
         /* Nothing changed: no write, no new resourceVersion (as upstream). */
-        corral__reply_json(r, success_code, cur->row.json, cur->row.json_len);
+        corral__reply_obj(r, success_code, cur->row.json, cur->row.json_len);
         return;
     }
     submit_update(r, cur, next, o, remove);
@@ -520,7 +522,7 @@ static corral_val_t *merge_for(corral__req_t *r, const corral__cur_t *cur, corra
 void corral__h_update(corral__req_t *r)
 {
     corral_val_t *in = corral__body_tree(r);
-    if (!in || !corral__check_identity(r, in, true))
+    if (!in || !corral__check_identity(r, in, true) || !corral__view_in(r, in, false))
         return;
     corral__cur_t cur;
     if (!corral__read_current(r, &cur))
@@ -596,6 +598,7 @@ void corral__h_patch(corral__req_t *r)
     if (!corral__read_current(r, &cur))
         return;
     corral_val_t *work = corral_val_copy(r->a, cur.tree);
+    corral__view_out(r, work); /* the patch is written against the served shape */
     char why[256] = "";
     int rc = type == 'm'   ? corral__merge_patch(r->a, &work, patch)
              : type == 's' ? corral__strategic_patch(r->a, &work, patch, why, sizeof(why))
@@ -605,7 +608,7 @@ void corral__h_patch(corral__req_t *r)
                        why[0] ? why : "the result is not an object");
         return;
     }
-    if (!corral__check_identity(r, work, true))
+    if (!corral__check_identity(r, work, true) || !corral__view_in(r, work, false))
         return;
     /* A resourceVersion the patch sets is a precondition. */
     const char *user_rv =

@@ -116,8 +116,8 @@ Test(events, created_through_core_read_through_events_api)
     cr_assert_str_eq(api_str(g.json, "deprecatedLastTimestamp"), "2024-01-02T03:04:09Z");
     cr_assert_str_eq(api_str(g.json, "deprecatedCount"), "3");
     cr_assert_str_eq(api_str(g.json, "reportingController"), "kubelet");
-    static const char *const core_only[] = {"involvedObject", "message",       "source",
-                                            "firstTimestamp", "lastTimestamp", "count",
+    static const char *const core_only[] = {"involvedObject",    "message",       "source",
+                                            "firstTimestamp",    "lastTimestamp", "count",
                                             "reportingComponent"};
     for (size_t i = 0; i < sizeof(core_only) / sizeof(core_only[0]); i++)
         cr_assert_null(corral_val_get(g.json, core_only[i]), "%s", core_only[i]);
@@ -130,8 +130,8 @@ Test(events, updates_and_patches_through_either_api)
     api_resp_t r;
     API_EXPECT(&r, 201, "POST", CORE "/namespaces/default/events", NULL, old_event("u"));
     api_free(&r);
-    API_EXPECT(&r, 200, "PATCH", EV1 "/namespaces/default/events/u",
-               "application/merge-patch+json", "{\"note\":\"patched\",\"deprecatedCount\":4}");
+    API_EXPECT(&r, 200, "PATCH", EV1 "/namespaces/default/events/u", "application/merge-patch+json",
+               "{\"note\":\"patched\",\"deprecatedCount\":4}");
     cr_assert_str_eq(api_str(r.json, "note"), "patched");
     cr_assert_str_eq(api_str(r.json, "deprecatedCount"), "4");
     cr_assert_str_eq(api_str(r.json, "regarding.name"), "q");
@@ -270,7 +270,8 @@ Test(events, create_validation_follows_upstream)
     API_EXPECT(&r, 422, "POST", EV1 "/namespaces/default/events", NULL,
                "{\"metadata\":{\"name\":\"x\"},\"type\":\"Normal\",\"regarding\":{\"kind\":"
                "\"Pod\",\"name\":\"p\"}}");
-    api_status(&r, "Invalid", 422, "Event.events.k8s.io \"x\" is invalid: eventTime: Required value");
+    api_status(&r, "Invalid", 422,
+               "Event.events.k8s.io \"x\" is invalid: eventTime: Required value");
     cr_assert_str_eq(api_str(r.json, "details.group"), "events.k8s.io");
     cr_assert_str_eq(api_str(r.json, "details.kind"), "Event");
     cr_assert_str_eq(api_str(cause0(&r), "field"), "eventTime");
@@ -301,8 +302,7 @@ Test(events, create_validation_follows_upstream)
                "{\"metadata\":{\"name\":\"x\"},\"eventTime\":\"2024-01-02T03:04:05.000000Z\","
                "\"reportingController\":\"c\",\"reportingInstance\":\"i\",\"action\":\"A\","
                "\"reason\":\"R\",\"type\":\"Normal\",\"regarding\":{\"kind\":7}}");
-    cr_assert_str_eq(api_str(cause0(&r), "field"), "regarding.kind", "%s",
-                     corral_buf_str(&r.body));
+    cr_assert_str_eq(api_str(cause0(&r), "field"), "regarding.kind", "%s", corral_buf_str(&r.body));
     api_free(&r);
     /* Core v1 keeps its legacy rules: no eventTime needed. */
     API_EXPECT(&r, 201, "POST", CORE "/namespaces/default/events", NULL,
@@ -385,8 +385,7 @@ static long as_alice(api_resp_t *r, const char *method, const char *path)
 Test(events_rbac, group_events_k8s_io_is_authorized_separately)
 {
     api_resp_t r;
-    API_EXPECT(&r, 201, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
-               NULL,
+    API_EXPECT(&r, 201, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", NULL,
                "{\"metadata\":{\"name\":\"ev-reader\"},\"rules\":[{\"apiGroups\":"
                "[\"events.k8s.io\"],\"resources\":[\"events\"],\"verbs\":[\"get\",\"list\"]}]}");
     api_free(&r);

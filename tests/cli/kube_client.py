@@ -92,6 +92,21 @@ def main(kubeconfig):
     except ApiException as e:
         check(e.status == 409, "duplicate: %s" % e.status)
 
+    # events.k8s.io/v1 serves the core v1 Events in another shape.
+    ev1 = client.EventsV1Api()
+    ev1.create_namespaced_event("py", {
+        "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "py-ev"},
+        "eventTime": "2024-01-02T03:04:05.000000Z", "reportingController": "corral.dev/test",
+        "reportingInstance": "py", "action": "Testing", "reason": "Tested", "type": "Normal",
+        "note": "from python", "regarding": {"kind": "Pod", "name": "trainer", "namespace": "py"}})
+    evs = ev1.list_namespaced_event("py", field_selector="regarding.name=trainer")
+    got = [(e.metadata.name, e.note, e.regarding.name) for e in evs.items]
+    check(("py-ev", "from python", "trainer") in got, "events.k8s.io list %s" % got)
+    core = v1.read_namespaced_event("py-ev", "py")
+    check(core.message == "from python" and core.involved_object.name == "trainer" and
+          core.reporting_component == "corral.dev/test", "core view of the event %s" % core)
+    ev1.delete_namespaced_event("py-ev", "py")
+
     v1.delete_namespaced_pod("trainer", "py")
     check(not v1.list_namespaced_pod("py").items, "pod deleted")
     co.delete_cluster_custom_object("scheduling.volcano.sh", "v1beta1", "queues", "py-queue")
