@@ -96,6 +96,16 @@ typedef struct enode {
     uint64_t frag_epoch;
     bool frag_valid;
     bool alive;
+    /* The fragment after placing a few recent shapes, valid while the
+     * cached fragment above is (cleared when it is recomputed): every pod
+     * scores every node, nodes change one at a time and shapes repeat. */
+    struct frag_memo {
+        int64_t cpu;
+        uint64_t mask;
+        int32_t share;
+        double after;
+    } frag_memo[4];
+    uint8_t nfrag_memo, frag_memo_next;
     corral_arena_t *arena; /* labels, taints, topology */
     corral_kv_t *labels;
     size_t nlabels;
@@ -457,7 +467,7 @@ int corral__node_model(corral_engine_t *e, const enode_t *n);
 double corral__frag_state(const corral_engine_t *e, int model, int64_t cpu_left,
                           const uint16_t *left, int ngpu);
 double corral__node_frag(corral_engine_t *e, enode_t *n);
-double corral__frag_after(corral_engine_t *e, const enode_t *n, const epod_t *p, uint64_t mask);
+double corral__frag_after(corral_engine_t *e, enode_t *n, const epod_t *p, uint64_t mask);
 void corral__derive_workload(corral_engine_t *e);
 /* Count pod p in (sign 1) or out of (-1) the held shapes. */
 void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign);

@@ -126,12 +126,13 @@ double corral__node_frag(corral_engine_t *e, enode_t *n)
         corral__frag_state(e, n->model, n->alloc.v[RES_CPU] - n->used.v[RES_CPU], left, n->ngpu);
     n->frag_epoch = e->frag_epoch;
     n->frag_valid = true;
+    n->nfrag_memo = n->frag_memo_next = 0;
     return n->frag;
 }
 
-double corral__frag_after(corral_engine_t *e, const enode_t *n, const epod_t *p, uint64_t mask)
+static double frag_after(const corral_engine_t *e, const enode_t *n, const epod_t *p, uint64_t mask)
 {
-    uint16_t left[MAX_GPUS];
+    uint16_t left[MAX_GPUS] = {0};
     node_left(n, left);
     for (int g = 0; g < n->ngpu; g++) {
         if (mask >> g & 1)
@@ -139,6 +140,30 @@ double corral__frag_after(corral_engine_t *e, const enode_t *n, const epod_t *p,
     }
     return corral__frag_state(
         e, n->model, n->alloc.v[RES_CPU] - n->used.v[RES_CPU] - p->req.v[RES_CPU], left, n->ngpu);
+}
+
+/* The fragment of n after placing p on the GPUs in mask. The result depends
+ * on the node's state, p's cpu and share, and mask only; callers have made
+ * the node's cached fragment current (corral__node_frag), which is what
+ * keeps the memo valid. */
+double corral__frag_after(corral_engine_t *e, enode_t *n, const epod_t *p, uint64_t mask)
+{
+    bool current = n->frag_valid && n->frag_epoch == e->frag_epoch;
+    for (int i = 0; current && i < n->nfrag_memo; i++) {
+        const struct frag_memo *m = &n->frag_memo[i];
+        if (m->cpu == p->req.v[RES_CPU] && m->mask == mask && m->share == p->share)
+            return m->after;
+    }
+    double after = frag_after(e, n, p, mask);
+    if (current) {
+        /* Slots fill in order after a reset, then the oldest is replaced. */
+        n->frag_memo[n->frag_memo_next] =
+            (struct frag_memo){p->req.v[RES_CPU], mask, p->share, after};
+        n->frag_memo_next = (uint8_t)((n->frag_memo_next + 1) % 4);
+        if (n->nfrag_memo < 4)
+            n->nfrag_memo++;
+    }
+    return after;
 }
 
 double corral_engine_frag(corral_engine_t *e, double *idle_milli)
