@@ -4,7 +4,8 @@
 #   - the FGD protocol (10 seeds) on the four shared openb pod lists, every
 #     policy plus our FGD implementation, next to the FGD paper's published
 #     per-seed results (fgd-expected-results/);
-#   - the Philly replay on 50 nodes x 8 GPUs: fifo, spread, binpack, corral.
+#   - the Philly replay on 50 nodes x 8 GPUs: fifo, spread, binpack, corral;
+#   - the share-packing floor of each openb list (bench/share_bound.py).
 #
 # Results (JSON, reports with SVG charts, timings and the markdown tables)
 # go to build/bench-sim/. The traces are read in place from ../shared/traces
@@ -45,4 +46,10 @@ timed philly-replay "$CORRAL" sim --nodes 50 --gpus-per-node 8 \
     --policy binpack --policy corral --output json --report "$OUT/philly" >"$OUT/philly.json"
 
 python3 bench/sim_tables.py "$OUT" "$TRACES/fgd-expected-results" >"$OUT/tables.md"
+{
+    echo
+    echo "### Share-packing floor (bench/share_bound.py, % of GPU capacity)"
+    echo
+    python3 bench/share_bound.py "$TRACES" "$SEEDS"
+} >>"$OUT/tables.md"
 echo "tables: $OUT/tables.md"
