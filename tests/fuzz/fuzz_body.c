@@ -1,8 +1,9 @@
 /* libFuzzer target: request bodies as the API server handles them. Any
  * bytes through the linear JSON parser (the tree must re-emit as JSON that
  * parses again), then through the object decoder, and applied as a JSON
- * merge patch and as a JSON patch to a fixed Pod. Must never crash, leak or
- * hang. */
+ * merge patch and as a JSON patch to a fixed Pod; and through the
+ * events.k8s.io/v1 view's conversions and create checks, both ways. Must
+ * never crash, leak or hang. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             corral_obj_default(&a, k, body);
         }
         corral_diag_fini(&d);
+        if (body->kind == CORRAL_VAL_MAP) {
+            const corral__view_t *v = &corral__events_v1_view;
+            corral_diag_init(&d);
+            v->check_create(body, "default", &d);
+            corral_diag_fini(&d);
+            v->to_stored(&a, body);
+            v->to_served(&a, body);
+        }
         corral_val_t *target = parse(&a, pod, strlen(pod));
         corral__merge_patch(&a, &target, body);
         target = parse(&a, pod, strlen(pod));
