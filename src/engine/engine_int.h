@@ -50,6 +50,7 @@ typedef struct eprof {
     corral_toleration_t *tols;
     size_t ntols;
     bool uses_fields; /* matchFields on metadata.name: evaluate per node */
+    bool model_bound; /* selects on nvidia.com/gpu.product */
     int32_t *cache;   /* per node class: 0 unknown, else FIT_* code + 1 */
     size_t ncache;
 } eprof_t;
@@ -86,6 +87,7 @@ typedef struct wshape {
     int gpus;
     int milli;
     int64_t count;
+    uint32_t prof; /* the pods' profile when it binds them to GPU models, else NONE */
 } wshape_t;
 
 typedef struct enode {
@@ -352,6 +354,12 @@ struct corral_engine {
     int64_t wshape_total, wshape_churn, wshape_base;
     bool derived;
     corral_hmap_t model_ids;
+    /* How much the workload's model-bound pods want each GPU model, in
+     * tenths (frag.c); recomputed when the workload or the nodes change. */
+    int32_t *pressure; /* by model id */
+    size_t npressure;
+    uint64_t pressure_epoch, pressure_nodes;
+    uint64_t nodes_ver; /* bumped when a node comes, goes or changes */
     /* GPUs partly used by shares, by gap (milli left / 10): for the
      * sum-of-squares share packing rule (score.c). */
     int32_t gaps[101];
@@ -467,6 +475,9 @@ int corral__node_model(corral_engine_t *e, const enode_t *n);
 double corral__frag_state(const corral_engine_t *e, int model, int64_t cpu_left,
                           const uint16_t *left, int ngpu);
 double corral__node_frag(corral_engine_t *e, enode_t *n);
+/* How much the workload's model-bound pods want GPU model `model`: their
+ * demand share over the model's capacity share, in tenths (0: not at all). */
+int corral__model_pressure(corral_engine_t *e, int model);
 double corral__frag_after(corral_engine_t *e, enode_t *n, const epod_t *p, uint64_t mask);
 void corral__derive_workload(corral_engine_t *e);
 /* Count pod p in (sign 1) or out of (-1) the held shapes. */

@@ -7,6 +7,8 @@
  * corral (default), in order:
  *   1. preferences the user wrote: preferred node affinity weights, minus
  *      untolerated PreferNoSchedule taints;
+ *   1b. GPU models: a pod that may run on any model prefers the models the
+ *      workload's model-bound pods want least (model pressure, frag.c);
  *   2. GPU packing: whole-GPU pods go where the fewest whole GPUs stay free;
  *      shares go to the GPU with the least room left; pods without GPUs avoid
  *      nodes with free GPUs;
@@ -98,6 +100,9 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
     const corral_sched_config_t *c = &e->cfg;
     k[0] = c->w_prefer ? corral__prefer_score(&e->profs.items[p->prof], n) : 0;
     k[1] = c->w_frag && e->nshapes ? frag_gain(e, p, n, mask) : 0;
+    /* A pod that may use any GPU model leaves the models others need. */
+    if (c->w_frag && e->nshapes && (p->gpus || p->share) && !e->profs.items[p->prof].model_bound)
+        k[1] -= 1000 * (int64_t)corral__model_pressure(e, n->model);
     if (p->gpus) {
         uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
         uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);

@@ -21,6 +21,7 @@
 #define ANN_STARTED_AT "corral.dev/started-at"
 #define ANN_ESTIMATE   "corral.dev/runtime-estimate"
 #define ANN_MIN_RUN    "corral.dev/min-runtime"
+#define MODEL_LABEL    "nvidia.com/gpu.product"
 
 /* --- lifecycle ------------------------------------------------------------------ */
 
@@ -156,6 +157,7 @@ void corral_engine_free(corral_engine_t *e)
     corral_free(e->unlisted.items);
     corral_free(e->wshapes.items);
     corral_free(e->shapes);
+    corral_free(e->pressure);
     corral_free(e->reason_vals.items);
     corral_arena_fini(&e->keep);
     corral_arena_fini(&e->cyc);
@@ -307,6 +309,7 @@ static uint32_t new_node_slot(corral_engine_t *e, const char *name)
 
 static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
 {
+    e->nodes_ver++;
     const corral_node_t *src = o->u.node;
     uint32_t id;
     if (!corral_hmap_get(&e->node_by_name, o->meta.name, &id))
@@ -449,6 +452,7 @@ static void copy_prof(corral_engine_t *e, eprof_t *p, const corral_pod_spec_t *s
     for (size_t i = 0; i < p->nselector; i++) {
         p->selector[i].key = kdup(e, sp->node_selector.items[i].key);
         p->selector[i].value = kdup(e, sp->node_selector.items[i].value);
+        p->model_bound |= strcmp(p->selector[i].key, MODEL_LABEL) == 0;
     }
     const corral_node_affinity_t *na = &sp->node_affinity;
     p->nrequired = na->nrequired;
@@ -458,6 +462,8 @@ static void copy_prof(corral_engine_t *e, eprof_t *p, const corral_pod_spec_t *s
         copy_sel(e, &p->required[i].fields, &na->required[i].fields);
         if (na->required[i].fields.n)
             p->uses_fields = true;
+        for (size_t j = 0; j < p->required[i].exprs.n; j++)
+            p->model_bound |= strcmp(p->required[i].exprs.reqs[j].key, MODEL_LABEL) == 0;
     }
     p->npreferred = na->npreferred;
     p->preferred = corral_arena_alloc(a, (p->npreferred + 1) * sizeof(*p->preferred));
@@ -1155,6 +1161,7 @@ static int remove_node(corral_engine_t *e, const char *name)
     uint32_t nid;
     if (!corral_hmap_get(&e->node_by_name, name, &nid) || !e->nodes.items[nid].alive)
         return CORRAL_ENOENT;
+    e->nodes_ver++;
     enode_t *n = &e->nodes.items[nid];
     /* Pods cannot outlive their node (Kubernetes' pod GC deletes them). */
     while (n->npods) {
