@@ -57,7 +57,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all bench-sim deps deps-test deps-bench test unit unit-san scenarios cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all bench-sim deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-tests fuzz fuzz-bins fuzz-replay \
         lint format bench clean
 
 all: $(B)/corral
@@ -103,7 +103,7 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a | deps-bench
 # Every suite writes its counts to build/test-results/<suite>; a suite that
 # failed to build or run leaves no file and the summary counts it as failed.
 # Suites keep going after another fails, so one run reports everything.
-SUITES := lint unit cli scenarios unit-san fuzz
+SUITES := lint unit cli scenarios unit-san scenarios-san fuzz
 M := $(MAKE) --no-print-directory
 
 test: deps-test
@@ -114,6 +114,7 @@ test: deps-test
 	@$(M) cli-tests || true
 	@$(M) scenarios || true
 	@$(M) SAN=address,undefined CC=clang unit-san || true
+	@$(M) SAN=address,undefined CC=clang scenarios-san || true
 	@$(M) CC=clang fuzz-replay || true
 	@tools/test-summary.sh build/test-results $(SUITES)
 
@@ -129,6 +130,11 @@ cli-tests: build/corral
 
 scenarios: build/corral
 	@tools/run-scenarios.sh build/test-results/scenarios build/corral tests/scenarios
+
+# The same scenarios through the ASan/UBSan build of the binary.
+scenarios-san: $(B)/corral
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tools/run-scenarios.sh build/test-results/scenarios-san $(B)/corral tests/scenarios
 
 # --- fuzzing ----------------------------------------------------------------
 

@@ -45,7 +45,8 @@ static void pod_meta(corral_arena_t *a, corral_obj_t *o, const corral_job_task_t
     o->meta.labels = tm->labels;
     size_t n = tm->annotations.n;
     corral_kv_t *ann = corral_arena_alloc(a, (n + 1) * sizeof(*ann));
-    memcpy(ann, tm->annotations.items, n * sizeof(*ann));
+    if (n)
+        memcpy(ann, tm->annotations.items, n * sizeof(*ann));
     ann[n].key = ANN_GROUP;
     ann[n].value = job->meta.name;
     o->meta.annotations.items = ann;

@@ -223,9 +223,17 @@ static void settle(scn_t *s)
             MAX_CYCLES);
 }
 
+/* Evictions are reported per step: forget the previous step's. */
+static void clear_evicted(scn_t *s)
+{
+    for (size_t i = 0; i < s->evicted.n; i++)
+        corral_free(s->evicted.items[i]);
+    s->evicted.n = 0;
+}
+
 static void run_step(scn_t *s, size_t idx, const corral_scn_step_t *step)
 {
-    s->evicted.n = 0;
+    clear_evicted(s);
     if (step && step->at_ns.set)
         s->now = step->at_ns.v;
     for (size_t i = 0; step && i < step->complete.n; i++)
@@ -250,8 +258,7 @@ static void scn_fini(scn_t *s)
     corral_engine_free(s->e);
     corral_hmap_fini(&s->specs);
     corral_free(s->spec_vals.items);
-    for (size_t i = 0; i < s->evicted.n; i++)
-        corral_free(s->evicted.items[i]);
+    clear_evicted(s);
     corral_free(s->evicted.items);
     corral_free(s->failures.items);
     corral_free(s->data);
