@@ -55,7 +55,7 @@ typedef struct corral_sched_config {
     int w_pack;     /* GPU packing */
     int w_topology; /* NVLink quality of the chosen GPU set */
     int w_frag;     /* fragmentation of what is left free */
-    int w_cpu;      /* cpu/memory packing */
+    int w_cpu;      /* cpu/memory packing (off by default) */
     /* Eviction limits per cycle (0: unlimited). */
     int max_evictions;
 } corral_sched_config_t;

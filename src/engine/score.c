@@ -15,7 +15,8 @@
  *   3. NVLink quality of the chosen set (slowest link, then NVLink count);
  *   4. what stays free is still useful: prefer leaving free GPUs that are
  *      well connected to each other (fragmentation);
- *   5. cpu and memory packing.
+ *   5. cpu and memory packing, off by default (scoring.cpuMemory): on GPU
+ *      nodes it exhausts the cpu of nodes with GPUs still free.
  * The baselines (binpack, spread, random, bestfit, dotprod) are the classic
  * single-number policies, implemented here so that comparisons run the same
  * engine with only the scoring changed.
