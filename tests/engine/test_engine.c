@@ -155,3 +155,39 @@ Test(engine, policy_names)
     cr_assert_eq(corral_policy_from_name("nope"), -1);
     cr_assert_str_eq(corral_policy_name(CORRAL_POLICY_DOTPROD), "dotprod");
 }
+
+#define MODEL_NODE(name, gpus, model)                                                              \
+    "apiVersion: v1\nkind: Node\nmetadata: {name: " name ", labels: {nvidia.com/gpu.product: "     \
+    model "}}\nstatus: {allocatable: {cpu: '8', memory: 64Gi, pods: '10', nvidia.com/gpu: '" gpus  \
+    "'}}\n"
+
+/* Model pressure: with a workload where T4-bound pods are two thirds of the
+ * GPU demand and T4 a third of the GPUs, a pod free to use any model goes to
+ * the G2 node, although packing alone prefers the smaller T4 node; with the
+ * same workload unbound, packing decides. */
+static const char *place_free_pod(bool bound_workload)
+{
+    static char node[64];
+    et_t t;
+    et_init(&t);
+    apply(&t, MODEL_NODE("t4", "4", "T4") "---\n" MODEL_NODE("g2", "8", "G2"));
+    const char *t4[] = {"T4"};
+    corral_shape_t shapes[] = {{1000, 1, 1000, bound_workload ? t4 : NULL, bound_workload, 2},
+                               {1000, 1, 1000, NULL, 0, 1}};
+    cr_assert_eq(corral_engine_set_workload(t.e, shapes, 2), 0);
+    apply(&t, POD("free", "1"));
+    const corral_decisions_t *d;
+    cr_assert_eq(corral_engine_cycle(t.e, 0, &d), 0);
+    corral_pod_view_t v;
+    cr_assert_eq(corral_engine_pod(t.e, "default", "free", &v), 0);
+    cr_assert(v.bound);
+    snprintf(node, sizeof(node), "%s", v.node);
+    et_fini(&t);
+    return node;
+}
+
+Test(engine, free_pods_leave_wanted_gpu_models)
+{
+    cr_assert_str_eq(place_free_pod(true), "g2");
+    cr_assert_str_eq(place_free_pod(false), "t4");
+}
