@@ -157,8 +157,9 @@ Test(engine, policy_names)
 }
 
 #define MODEL_NODE(name, gpus, model)                                                              \
-    "apiVersion: v1\nkind: Node\nmetadata: {name: " name ", labels: {nvidia.com/gpu.product: "     \
-    model "}}\nstatus: {allocatable: {cpu: '8', memory: 64Gi, pods: '10', nvidia.com/gpu: '" gpus  \
+    "apiVersion: v1\nkind: Node\nmetadata: {name: " name                                           \
+    ", labels: {nvidia.com/gpu.product: " model                                                    \
+    "}}\nstatus: {allocatable: {cpu: '8', memory: 64Gi, pods: '10', nvidia.com/gpu: '" gpus        \
     "'}}\n"
 
 /* Model pressure: with a workload where T4-bound pods are two thirds of the
