@@ -57,7 +57,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all bench-sim deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all bench-sim deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay \
         lint format bench clean
 
 all: $(B)/corral
@@ -103,7 +103,7 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a | deps-bench
 # Every suite writes its counts to build/test-results/<suite>; a suite that
 # failed to build or run leaves no file and the summary counts it as failed.
 # Suites keep going after another fails, so one run reports everything.
-SUITES := lint unit cli scenarios unit-san scenarios-san fuzz
+SUITES := lint unit cli scenarios unit-san scenarios-san cli-san fuzz
 M := $(MAKE) --no-print-directory
 
 test: deps-test
@@ -115,6 +115,7 @@ test: deps-test
 	@$(M) scenarios || true
 	@$(M) SAN=address,undefined CC=clang unit-san || true
 	@$(M) SAN=address,undefined CC=clang scenarios-san || true
+	@$(M) SAN=address,undefined CC=clang cli-san || true
 	@$(M) CC=clang fuzz-replay || true
 	@tools/test-summary.sh build/test-results $(SUITES)
 
@@ -130,6 +131,12 @@ cli-tests: build/corral
 
 scenarios: build/corral
 	@tools/run-scenarios.sh build/test-results/scenarios build/corral tests/scenarios
+
+# The CLI tests through the ASan/UBSan binary (but the valgrind ones:
+# valgrind cannot run a sanitized binary).
+cli-san: $(B)/corral
+	@CORRAL=$(B)/corral ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tools/run-scripts.sh build/test-results/cli-san $(filter-out tests/cli/test_valgrind%,$(wildcard tests/cli/test_*.sh))
 
 # The same scenarios through the ASan/UBSan build of the binary.
 scenarios-san: $(B)/corral
