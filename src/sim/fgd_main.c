@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "corral/buf.h"
 #include "corral/svg.h"
@@ -50,19 +49,8 @@ static void *worker(void *arg)
 
 static void run_all(pool_t *p, int threads)
 {
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
-    if ((size_t)threads > p->total)
-        threads = (int)p->total;
-    pthread_t th[64];
-    int nth = threads < 64 ? threads : 64;
     pthread_mutex_init(&p->mu, NULL);
-    for (int i = 0; i < nth; i++)
-        pthread_create(&th[i], NULL, worker, p);
-    for (int i = 0; i < nth; i++)
-        pthread_join(th[i], NULL);
+    corral__sim_parallel(worker, p, threads, p->total);
     pthread_mutex_destroy(&p->mu);
     if (p->progress)
         fprintf(p->progress, "\n");

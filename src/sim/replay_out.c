@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "corral/svg.h"
 #include "corral/val.h"
@@ -69,18 +68,8 @@ static void *worker(void *arg)
 
 static void run_all(rpool_t *p, int threads)
 {
-    if (threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
-    int nth = (size_t)threads < p->npol ? threads : (int)p->npol;
-    nth = nth < 64 ? nth : 64;
-    pthread_t th[64];
     pthread_mutex_init(&p->mu, NULL);
-    for (int i = 0; i < nth; i++)
-        pthread_create(&th[i], NULL, worker, p);
-    for (int i = 0; i < nth; i++)
-        pthread_join(th[i], NULL);
+    corral__sim_parallel(worker, p, threads, p->npol);
     pthread_mutex_destroy(&p->mu);
     if (p->progress)
         fprintf(p->progress, "\n");

@@ -5,12 +5,28 @@
  * anything runs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/trace_sim.h"
+
+void corral__sim_parallel(void *(*worker)(void *), void *ctx, int threads, size_t jobs)
+{
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)n : 1;
+    }
+    size_t nth = (size_t)threads < jobs ? (size_t)threads : jobs;
+    nth = nth < 64 ? nth : 64;
+    pthread_t th[64];
+    for (size_t i = 0; i < nth; i++)
+        pthread_create(&th[i], NULL, worker, ctx);
+    for (size_t i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+}
 
 /* `--policy all`: the engine's own and the baselines, as issue 4 lists them. */
 static const char *const all_policies[] = {"corral",  "random",  "spread", "binpack",

@@ -41,6 +41,47 @@ static int vec_finish(row_vec_t *v, const trace_tab_t *t, corral_arena_t *a, voi
     return rc;
 }
 
+/* A trace format: its columns, its row type and the function that fills
+ * one row from the current record. */
+typedef struct trace_fmt {
+    const trace_col_t *cols;
+    size_t ncols;
+    size_t elem;
+    void (*row)(trace_tab_t *t, void *out);
+} trace_fmt_t;
+
+static int read_mem(const trace_fmt_t *f, const char *name, const char *data, size_t len,
+                    corral_arena_t *a, corral_diag_t *diag, void **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    trace_tab_t *t = corral_malloc(sizeof(*t));
+    int rc = corral__trace_open(t, name, data, len, f->cols, f->ncols, a, diag);
+    row_vec_t v = {NULL, 0, 0, f->elem};
+    while (rc == 0 && corral__trace_next(t) > 0)
+        f->row(t, vec_push(&v));
+    if (rc == 0)
+        rc = vec_finish(&v, t, a, rows, n);
+    else
+        corral_free(v.items);
+    corral_free(t);
+    return rc;
+}
+
+static int read_file(const trace_fmt_t *f, const char *path, corral_arena_t *a, corral_diag_t *diag,
+                     void **rows, size_t *n)
+{
+    char *data = NULL;
+    size_t len = 0;
+    *rows = NULL;
+    *n = 0;
+    int rc = corral_file_read(path, CORRAL_TRACE_MAX_BYTES, diag, &data, &len);
+    if (rc == 0)
+        rc = read_mem(f, path, data, len, a, diag, rows, n);
+    corral_free(data);
+    return rc;
+}
+
 /* --- openb nodes --------------------------------------------------------- */
 
 enum { N_SN, N_CPU, N_MEM, N_GPU, N_MODEL };
@@ -49,8 +90,9 @@ static const trace_col_t node_cols[] = {
     [N_GPU] = {"gpu", true}, [N_MODEL] = {"model", true},
 };
 
-static void node_row(trace_tab_t *t, corral_trace_node_t *r)
+static void node_row(trace_tab_t *t, void *out)
 {
+    corral_trace_node_t *r = out;
     int64_t gpus = 0;
     r->line = t->rec.line;
     r->name = corral__trace_str(t, N_SN, true, false);
@@ -63,22 +105,15 @@ static void node_row(trace_tab_t *t, corral_trace_node_t *r)
         r->model = "";
 }
 
+static const trace_fmt_t nodes_fmt = {node_cols, CORRAL_ARRAY_LEN(node_cols),
+                                      sizeof(corral_trace_node_t), node_row};
+
 int corral_trace_read_nodes_mem(const char *name, const char *data, size_t len, corral_arena_t *a,
                                 corral_diag_t *diag, corral_trace_node_t **rows, size_t *n)
 {
-    *rows = NULL;
-    *n = 0;
-    trace_tab_t *t = corral_malloc(sizeof(*t));
-    int rc =
-        corral__trace_open(t, name, data, len, node_cols, CORRAL_ARRAY_LEN(node_cols), a, diag);
-    row_vec_t v = {NULL, 0, 0, sizeof(corral_trace_node_t)};
-    while (rc == 0 && corral__trace_next(t) > 0)
-        node_row(t, vec_push(&v));
-    if (rc == 0)
-        rc = vec_finish(&v, t, a, (void **)rows, n);
-    else
-        corral_free(v.items);
-    corral_free(t);
+    void *r = NULL;
+    int rc = read_mem(&nodes_fmt, name, data, len, a, diag, &r, n);
+    *rows = r;
     return rc;
 }
 
@@ -141,8 +176,9 @@ static void pod_gpu_check(trace_tab_t *t, const corral_trace_pod_t *r)
                           r->num_gpu, r->gpu_milli);
 }
 
-static void pod_row(trace_tab_t *t, corral_trace_pod_t *r)
+static void pod_row(trace_tab_t *t, void *out)
 {
+    corral_trace_pod_t *r = out;
     int64_t ngpu = -1, milli = -1;
     r->line = t->rec.line;
     r->name = corral__trace_str(t, P_NAME, true, false);
@@ -162,21 +198,15 @@ static void pod_row(trace_tab_t *t, corral_trace_pod_t *r)
     corral__trace_int(t, P_STIME, 0, INT64_MAX, true, -1, &r->scheduled_time);
 }
 
+static const trace_fmt_t pods_fmt = {pod_cols, CORRAL_ARRAY_LEN(pod_cols),
+                                     sizeof(corral_trace_pod_t), pod_row};
+
 int corral_trace_read_pods_mem(const char *name, const char *data, size_t len, corral_arena_t *a,
                                corral_diag_t *diag, corral_trace_pod_t **rows, size_t *n)
 {
-    *rows = NULL;
-    *n = 0;
-    trace_tab_t *t = corral_malloc(sizeof(*t));
-    int rc = corral__trace_open(t, name, data, len, pod_cols, CORRAL_ARRAY_LEN(pod_cols), a, diag);
-    row_vec_t v = {NULL, 0, 0, sizeof(corral_trace_pod_t)};
-    while (rc == 0 && corral__trace_next(t) > 0)
-        pod_row(t, vec_push(&v));
-    if (rc == 0)
-        rc = vec_finish(&v, t, a, (void **)rows, n);
-    else
-        corral_free(v.items);
-    corral_free(t);
+    void *r = NULL;
+    int rc = read_mem(&pods_fmt, name, data, len, a, diag, &r, n);
+    *rows = r;
     return rc;
 }
 
@@ -218,8 +248,9 @@ static void job_time(trace_tab_t *t, corral_trace_job_t *r)
                       got);
 }
 
-static void job_row(trace_tab_t *t, corral_trace_job_t *r)
+static void job_row(trace_tab_t *t, void *out)
 {
+    corral_trace_job_t *r = out;
     r->line = t->rec.line;
     job_time(t, r);
     const corral_csv_field_t *f = corral__trace_field(t, J_DUR);
@@ -238,76 +269,25 @@ static void job_row(trace_tab_t *t, corral_trace_job_t *r)
     r->queue = corral__trace_str(t, J_CLUSTER, false, true);
 }
 
+static const trace_fmt_t jobs_fmt = {job_cols, CORRAL_ARRAY_LEN(job_cols),
+                                     sizeof(corral_trace_job_t), job_row};
+
 int corral_trace_read_jobs_mem(const char *name, const char *data, size_t len, corral_arena_t *a,
                                corral_diag_t *diag, corral_trace_job_t **rows, size_t *n)
 {
-    *rows = NULL;
-    *n = 0;
-    trace_tab_t *t = corral_malloc(sizeof(*t));
-    int rc = corral__trace_open(t, name, data, len, job_cols, CORRAL_ARRAY_LEN(job_cols), a, diag);
-    row_vec_t v = {NULL, 0, 0, sizeof(corral_trace_job_t)};
-    while (rc == 0 && corral__trace_next(t) > 0)
-        job_row(t, vec_push(&v));
-    if (rc == 0)
-        rc = vec_finish(&v, t, a, (void **)rows, n);
-    else
-        corral_free(v.items);
-    corral_free(t);
+    void *r = NULL;
+    int rc = read_mem(&jobs_fmt, name, data, len, a, diag, &r, n);
+    *rows = r;
     return rc;
 }
 
 /* --- from files ---------------------------------------------------------- */
 
-typedef int (*mem_reader_fn)(const char *name, const char *data, size_t len, corral_arena_t *a,
-                             corral_diag_t *diag, void **rows, size_t *n);
-
-static int read_file(const char *path, mem_reader_fn fn, corral_arena_t *a, corral_diag_t *diag,
-                     void **rows, size_t *n)
-{
-    char *data = NULL;
-    size_t len = 0;
-    *rows = NULL;
-    *n = 0;
-    int rc = corral_file_read(path, CORRAL_TRACE_MAX_BYTES, diag, &data, &len);
-    if (rc == 0)
-        rc = fn(path, data, len, a, diag, rows, n);
-    corral_free(data);
-    return rc;
-}
-
-/* Adapters with a common signature, so one function reads every kind. */
-static int nodes_any(const char *name, const char *data, size_t len, corral_arena_t *a,
-                     corral_diag_t *diag, void **rows, size_t *n)
-{
-    corral_trace_node_t *r = NULL;
-    int rc = corral_trace_read_nodes_mem(name, data, len, a, diag, &r, n);
-    *rows = r;
-    return rc;
-}
-
-static int pods_any(const char *name, const char *data, size_t len, corral_arena_t *a,
-                    corral_diag_t *diag, void **rows, size_t *n)
-{
-    corral_trace_pod_t *r = NULL;
-    int rc = corral_trace_read_pods_mem(name, data, len, a, diag, &r, n);
-    *rows = r;
-    return rc;
-}
-
-static int jobs_any(const char *name, const char *data, size_t len, corral_arena_t *a,
-                    corral_diag_t *diag, void **rows, size_t *n)
-{
-    corral_trace_job_t *r = NULL;
-    int rc = corral_trace_read_jobs_mem(name, data, len, a, diag, &r, n);
-    *rows = r;
-    return rc;
-}
-
 int corral_trace_read_nodes(const char *path, corral_arena_t *a, corral_diag_t *diag,
                             corral_trace_node_t **rows, size_t *n)
 {
     void *r = NULL;
-    int rc = read_file(path, nodes_any, a, diag, &r, n);
+    int rc = read_file(&nodes_fmt, path, a, diag, &r, n);
     *rows = r;
     return rc;
 }
@@ -316,7 +296,7 @@ int corral_trace_read_pods(const char *path, corral_arena_t *a, corral_diag_t *d
                            corral_trace_pod_t **rows, size_t *n)
 {
     void *r = NULL;
-    int rc = read_file(path, pods_any, a, diag, &r, n);
+    int rc = read_file(&pods_fmt, path, a, diag, &r, n);
     *rows = r;
     return rc;
 }
@@ -325,7 +305,7 @@ int corral_trace_read_jobs(const char *path, corral_arena_t *a, corral_diag_t *d
                            corral_trace_job_t **rows, size_t *n)
 {
     void *r = NULL;
-    int rc = read_file(path, jobs_any, a, diag, &r, n);
+    int rc = read_file(&jobs_fmt, path, a, diag, &r, n);
     *rows = r;
     return rc;
 }

@@ -93,6 +93,10 @@ int corral__fgd_run(const sim_cluster_t *c, const sim_pod_t *pods, size_t npods,
                     const sim_policy_t *policy, uint64_t seed, fgd_run_t *out);
 
 /* The FGD protocol over policies x seeds, printed and reported. */
+/* Run worker(ctx) on min(threads, jobs) threads (threads <= 0: one per
+ * core; at most 64) and wait for them all. The workers share out the jobs. */
+void corral__sim_parallel(void *(*worker)(void *), void *ctx, int threads, size_t jobs);
+
 int corral__fgd_main(const corral_sim_trace_opts_t *o, const sim_cluster_t *c,
                      const sim_workload_t *w, const sim_policy_t **pol, size_t npol,
                      corral_diag_t *d);
