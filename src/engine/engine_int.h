@@ -69,6 +69,9 @@ typedef struct ecls {
     uint32_t rep; /* a node of the class, for its labels and taints */
 } ecls_t;
 
+/* The GPU Feature Discovery label naming a node's GPU model. */
+#define MODEL_LABEL "nvidia.com/gpu.product"
+
 /* --- snapshot objects --------------------------------------------------------------- */
 
 /* A workload shape for fragmentation (see frag.c). */

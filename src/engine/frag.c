@@ -20,8 +20,6 @@
 
 #include "engine/engine_int.h"
 
-#define MODEL_LABEL "nvidia.com/gpu.product"
-
 static int model_id(corral_engine_t *e, const char *model)
 {
     if (!model || !*model)

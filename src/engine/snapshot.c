@@ -21,7 +21,6 @@
 #define ANN_STARTED_AT "corral.dev/started-at"
 #define ANN_ESTIMATE   "corral.dev/runtime-estimate"
 #define ANN_MIN_RUN    "corral.dev/min-runtime"
-#define MODEL_LABEL    "nvidia.com/gpu.product"
 
 /* --- lifecycle ------------------------------------------------------------------ */
 

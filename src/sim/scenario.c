@@ -286,8 +286,9 @@ int corral_sim_scenario(const char *path, const corral_sim_opts_t *opts)
             corral_sched_config_default(&cfg);
         if (s.conf)
             corral_sched_config_apply(&cfg, s.conf);
-        if (opts && opts->policy && corral_policy_from_name(opts->policy) >= 0)
-            cfg.policy = (corral_policy_t)corral_policy_from_name(opts->policy);
+        int pol = opts && opts->policy ? corral_policy_from_name(opts->policy) : -1;
+        if (pol >= 0)
+            cfg.policy = (corral_policy_t)pol;
         corral_engine_new(&cfg, &s.e);
         size_t nsteps = s.sc && s.sc->nsteps ? s.sc->nsteps : 1;
         for (size_t i = 0; i < nsteps && !s.invalid; i++)
