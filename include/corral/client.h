@@ -72,6 +72,10 @@ corral_client_t *corral_client_new(const corral_client_config_t *cfg);
 void corral_client_free(corral_client_t *c);
 /* The server's URL, as configured. */
 const char *corral_client_server(const corral_client_t *c);
+/* Abort any request of c (a watch or a followed log included) within about
+ * a second once *flag becomes non-zero; NULL clears it. flag is borrowed and
+ * may be set from another thread. */
+void corral_client_set_abort(corral_client_t *c, const volatile int *flag);
 
 typedef struct corral_client_resp {
     long code;             /* HTTP status; 0 when no response came */
