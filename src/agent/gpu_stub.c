@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "corral/buf.h"
 #include "corral/gpu.h"
 
 int corral_gpu_discover(const char *spec, const char *node_name, corral_gpu_inventory_t *out,
@@ -26,7 +27,15 @@ int corral_gpu_discover(const char *spec, const char *node_name, corral_gpu_inve
         snprintf(out->gpus[i].name, sizeof(out->gpus[i].name), "NVIDIA H100 80GB HBM3");
         out->gpus[i].memory_mib = 81559;
     }
-    out->topology = corral_strdup("GPU0 X NV18;GPU1 NV18 X");
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (int r = 0; r < 8; r++) {
+        for (int c = 0; c < 8; c++)
+            corral_buf_printf(&b, "%s%s", c ? "," : "", r == c ? "X" : "NV18");
+        if (r < 7)
+            corral_buf_putc(&b, ';');
+    }
+    out->topology = corral_buf_steal(&b);
     snprintf(out->product, sizeof(out->product), "NVIDIA-H100-80GB-HBM3");
     out->cpu_milli = 0;
     return 0;
