@@ -14,6 +14,8 @@
 int corral_cmd_validate(int argc, char **argv);
 int corral_cmd_apiserver(int argc, char **argv);
 int corral_cmd_sim(int argc, char **argv);
+int corral_cmd_agent(int argc, char **argv);
+int corral_cmd_agent_shim(int argc, char **argv);
 /* Clients of an API server (src/cli/kubecli.h). */
 int corral_cmd_apply(int argc, char **argv);
 int corral_cmd_get(int argc, char **argv);

@@ -24,13 +24,16 @@ static const command_t commands[] = {
     {"describe", corral_cmd_describe, "show one object in detail with its events"},
     {"delete", corral_cmd_delete, "delete objects by kind and name, or those of manifests"},
     {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
+    {"agent", corral_cmd_agent, "the node agent: register a node with its GPUs and run its pods"},
+    {"agent-shim", corral_cmd_agent_shim, NULL}, /* internal: runs one container */
 };
 
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: corral <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        if (commands[i].summary)
+            fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(fp, "  %-10s %s\n", "version", "print the version");
     fprintf(fp, "\nRun 'corral <command> --help' for a command's options.\n");
 }

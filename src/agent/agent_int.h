@@ -1,0 +1,268 @@
+/*
+ * The node agent's internals (corral agent): options, the per-pod and
+ * per-container state the pod sync keeps, and the functions the agent's files
+ * share. node.c registers the Node and renews its Lease; sync.c is the pod
+ * state machine (phases, restart policy, deletion) and builds pod status;
+ * env.c resolves a container's environment and $(VAR) references; proc.c is
+ * the process runtime (spawning the shim, watching and killing workloads,
+ * adoption after a restart); shim.c is the small supervisor process each
+ * container runs under; cgroup.c applies cgroup v2 limits where the machine
+ * allows it; hollow.c hosts many simulated nodes in one process; agent.c
+ * ties the process-runtime agent together (informer, main loop, shutdown).
+ *
+ * Threads (process runtime): one informer thread and the agent's own thread,
+ * which does everything else (requests, spawning, polling), so none of the
+ * state below is locked.
+ */
+#ifndef CORRAL_AGENT_INT_H
+#define CORRAL_AGENT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "corral/agent.h"
+#include "corral/buf.h"
+#include "corral/client.h"
+#include "corral/gpu.h"
+#include "corral/hmap.h"
+#include "corral/informer.h"
+#include "corral/model.h"
+
+#define CORRAL__AGENT_KUBELET_VERSION "v1.30.0-corral"
+#define CORRAL__AGENT_MAX_PODS        110
+#define CORRAL__AGENT_LOG_CAP         (10 * 1024 * 1024) /* bytes per instance log */
+
+typedef corral_agent_opts_t corral__agent_opts_t;
+
+/* --- time and small helpers (agent.c) --------------------------------------------------- */
+
+int64_t corral__now_us(void);
+/* "2024-05-01T12:00:00Z" (micro: with 6 decimals) into out (>= 32 bytes). */
+void corral__fmt_time(int64_t us, bool micro, char *out, size_t len);
+/* mkdir -p. */
+int corral__mkdirs(const char *path);
+/* rm -rf (no error when absent). */
+void corral__rmtree(const char *path);
+/* Write data to path atomically (temp name, rename). */
+int corral__agent_write_file(const char *path, const char *data, size_t len);
+/* Log a line to stderr with the agent's prefix. */
+void corral__log(const char *fmt, ...) CORRAL_PRINTF(1, 2);
+/* Small JSON building on value trees. */
+void corral__jstr(corral_arena_t *a, corral_val_t *m, const char *key, const char *s);
+void corral__jint(corral_arena_t *a, corral_val_t *m, const char *key, int64_t v);
+void corral__jbool(corral_arena_t *a, corral_val_t *m, const char *key, bool v);
+corral_val_t *corral__jmap(corral_arena_t *a, corral_val_t *m, const char *key);
+corral_val_t *corral__jseq(corral_arena_t *a, corral_val_t *m, const char *key);
+
+/* --- node registration and heartbeat (node.c) -------------------------------------------- */
+
+typedef struct corral__node {
+    char *name;
+    int64_t cpu_milli, memory_bytes;
+    int ngpu;
+    corral_kv_t *labels; /* GPU Feature Discovery labels (owned, with the arena) */
+    size_t nlabels;
+    char *topology; /* corral.dev/gpu-topology, or NULL */
+    int kubelet_port;
+    int lease_s;
+    char *uid;              /* the Node's uid once registered */
+    int64_t ready_since_us; /* lastTransitionTime of our Ready=True */
+    int64_t next_lease_us, next_status_us;
+    bool lease_exists;
+    corral_arena_t arena;
+} corral__node_t;
+
+/* Describe this machine (or the inventory's simulated size) as node name. */
+void corral__node_init(corral__node_t *n, const char *name, const corral_gpu_inventory_t *inv,
+                       int lease_s);
+void corral__node_fini(corral__node_t *n);
+/* The Node object to create (or to merge into an existing one: existing may
+ * be NULL), in a. */
+corral_val_t *corral__node_object(corral_arena_t *a, const corral__node_t *n,
+                                  const corral_val_t *existing, int64_t now_us);
+/* The status part ({"status": {...}}) for a heartbeat PATCH. */
+corral_val_t *corral__node_status_patch(corral_arena_t *a, const corral__node_t *n, int64_t now_us);
+/* Create or update the Node. Returns 0 or a negative code (message in err). */
+int corral__node_register(corral_client_t *c, corral__node_t *n, char *err, size_t errlen);
+/* Renew the Lease (create it when absent). */
+int corral__node_lease(corral_client_t *c, corral__node_t *n, int64_t now_us, char *err,
+                       size_t errlen);
+/* Refresh the Node's status (Ready, heartbeat time); re-registers when the
+ * Node is gone. */
+int corral__node_status(corral_client_t *c, corral__node_t *n, int64_t now_us, char *err,
+                        size_t errlen);
+/* Lease and status when due (every heartbeat; status every status_every). */
+void corral__node_heartbeat(corral_client_t *c, corral__node_t *n, int64_t now_us, int hb_s,
+                            int status_every);
+
+/* --- pods and containers (sync.c) --------------------------------------------------------- */
+
+typedef enum corral__cstate {
+    CORRAL__C_WAITING = 0,
+    CORRAL__C_RUNNING,
+    CORRAL__C_TERMINATED,
+} corral__cstate_t;
+
+/* One ended instance of a container. */
+typedef struct corral__term {
+    bool set;
+    int exit_code;
+    char reason[32]; /* Completed, Error, OOMKilled, ContainerStatusUnknown, StartError */
+    char message[200];
+    int64_t started_us, finished_us;
+    char cid[48];
+} corral__term_t;
+
+typedef struct corral__ctr {
+    char *name, *image;
+    bool init;
+    int idx; /* index in spec.containers or spec.initContainers */
+    corral__cstate_t st;
+    int instance; /* N of the current or last instance (its log is N.log); -1 before any */
+    int restarts; /* restartCount */
+    char wreason[40], wmsg[200];
+    pid_t shim_pid, pid;            /* the shim and the workload (pid 0 until the shim says) */
+    uint64_t shim_start, pid_start; /* /proc start times, against pid reuse */
+    int64_t started_us;
+    char cid[48];
+    corral__term_t term; /* the ended instance when st == TERMINATED */
+    corral__term_t last; /* lastState */
+    int64_t next_start_us, backoff_ms;
+    bool handled;    /* the ended instance went through the restart policy */
+    bool agent_stop; /* stopped by agent shutdown: restart without counting a failure */
+} corral__ctr_t;
+
+typedef struct corral__pod {
+    char *uid, *ns, *name, *node;
+    corral_watch_ev_t *ev; /* the latest object (owns its arena); NULL in hollow mode */
+    corral__ctr_t *ctrs;   /* init containers first */
+    size_t nctrs, ninit;
+    char *restart_policy;
+    const char *phase; /* last computed */
+    char freason[40];  /* pod-level failure (e.g. no command) */
+    char fmsg[400];
+    int64_t start_us;
+    bool terminal; /* Succeeded/Failed reported: leave it */
+    bool deleting;
+    int64_t kill_deadline_us;
+    bool killed, finalized, gone_from_api;
+    char *last_status; /* the last status JSON written (skip identical writes) */
+    int64_t retry_us;  /* status write failed: retry at */
+    char *gpu_ids;     /* corral.dev/gpu-ids */
+    bool cond[4];      /* Initialized, ContainersReady, Ready, (unused) */
+    int64_t cond_us[4];
+    int64_t grace_s; /* the deletion's grace period */
+} corral__pod_t;
+
+/* Kubernetes' restart decision for an exit code under restartPolicy. */
+bool corral__should_restart(const char *policy, int exit_code);
+/* The next CrashLoopBackOff delay: init, then doubling, capped at max. */
+int64_t corral__backoff_next(int64_t cur_ms, int64_t init_ms, int64_t max_ms);
+/* The pod phase as kubelet computes it from its containers. */
+const char *corral__pod_phase(const corral__pod_t *p);
+/* Build {"status": {...}} for pod p. host_ip: the node's address. */
+corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, const char *host_ip,
+                                 int64_t now_us);
+/* Free one pod's state (not its directories). */
+void corral__pod_free(corral__pod_t *p);
+/* Fill a pod's container list from its spec (names, images, init flags). */
+void corral__pod_containers(corral__pod_t *p, const corral_obj_t *o);
+/* Write p's status when it changed; returns 0 or a negative code. */
+int corral__pod_write_status(corral_client_t *c, corral__pod_t *p, const char *host_ip,
+                             int64_t now_us);
+/* Finalize a deletion: DELETE with gracePeriodSeconds=0 and the uid as precondition. */
+int corral__pod_finalize(corral_client_t *c, const corral__pod_t *p);
+
+/* --- environment (env.c) ------------------------------------------------------------------ */
+
+/* Expand $(VAR) references as Kubernetes does: $$ is a literal $, a defined
+ * $(NAME) is replaced, an undefined one is kept as written. lookup returns
+ * NULL for undefined names. */
+void corral__expand(const char *in, const char *(*lookup)(void *ctx, const char *name), void *ctx,
+                    corral_buf_t *out);
+
+/* Fetch one ConfigMap/Secret (kind "configmaps"/"secrets") as a decoded object
+ * into a; NULL when it does not exist (404) or on error (*err set). */
+typedef const corral_val_t *(*corral__fetch_fn)(void *ctx, corral_arena_t *a, const char *ns,
+                                                const char *kind, const char *name, char *err,
+                                                size_t errlen);
+
+typedef struct corral__envctx {
+    const corral_val_t *pod; /* the pod object (raw) */
+    const corral_val_t *ctr; /* the container (raw) */
+    const char *host_ip;
+    const char *gpu_ids; /* corral.dev/gpu-ids or NULL */
+    const corral_gpu_inventory_t *inv;
+    int64_t node_cpu_milli, node_memory;
+    const char *home;
+    corral__fetch_fn fetch;
+    void *fetch_ctx;
+} corral__envctx_t;
+
+/* The container's environment as "NAME=value" strings (in a; NULL-terminated
+ * in *envp). Returns 0, or CORRAL_ENOENT with the message kubelet gives
+ * (CreateContainerConfigError) in err. */
+int corral__env_build(corral_arena_t *a, const corral__envctx_t *e, char ***envp, char *err,
+                      size_t errlen);
+/* The value of NAME in envp, or NULL. */
+const char *corral__env_get(char *const *envp, const char *name);
+/* command + args with $(VAR) expanded against envp (NULL-terminated, in a).
+ * Returns 0, or CORRAL_EINVAL when the container has no command. */
+int corral__argv_build(corral_arena_t *a, const corral_val_t *ctr, char *const *envp, char ***argv);
+
+/* --- the process runtime (proc.c, shim.c, cgroup.c) -------------------------------------- */
+
+typedef struct corral__proc {
+    const char *root;
+    char *self_exe;
+    int64_t node_cpu_milli, node_memory;
+    const corral_gpu_inventory_t *inv;
+    corral_client_t *c; /* for ConfigMap/Secret reads */
+    bool cgroups;       /* cgroup v2 usable */
+    char *cgroup_base;  /* ".../corral" */
+} corral__proc_t;
+
+void corral__proc_init(corral__proc_t *pr, const char *root, const corral_gpu_inventory_t *inv,
+                       int64_t cpu_milli, int64_t memory, corral_client_t *c);
+void corral__proc_fini(corral__proc_t *pr);
+/* ROOT/pods/<uid> (working directory; agent files under .corral/). In a. */
+const char *corral__pod_dir(corral_arena_t *a, const char *root, const char *uid);
+const char *corral__pod_logdir(corral_arena_t *a, const char *root, const corral__pod_t *p);
+/* Start instance ctr->instance + 1 of a container. On a configuration error
+ * the container stays waiting with reason and message set; on "no command"
+ * the pod fails (freason). Returns 0 or a negative code. */
+int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, int64_t now_us);
+/* Has the running container ended? Updates c (st, term) when it has. */
+void corral__proc_poll(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, int64_t now_us);
+/* Signal the workload's process group (and cgroup on SIGKILL). */
+void corral__proc_signal(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, int sig);
+/* Recover a pod's containers from its directory after an agent restart:
+ * running ones are watched again, ended ones reported, vanished ones lost.
+ * Returns true when the pod had state on disk. */
+bool corral__proc_adopt(corral__proc_t *pr, corral__pod_t *p, int64_t now_us);
+/* Write the pod's identity (namespace, name) into its directory. */
+void corral__proc_record_pod(corral__proc_t *pr, const corral__pod_t *p);
+/* Mark a pod stopped by agent shutdown (restarted when the agent returns). */
+void corral__proc_mark_stopped(corral__proc_t *pr, const corral__pod_t *p);
+/* Kill whatever runs for pod uid (from its state files) and remove its
+ * directories; for pods no longer bound here. */
+void corral__proc_purge(corral__proc_t *pr, const char *uid);
+/* Remove a pod's directories (working dir and logs). */
+void corral__proc_cleanup(corral__proc_t *pr, const corral__pod_t *p);
+/* Reap exited shims that are our children. */
+void corral__proc_reap(void);
+/* /proc/<pid>/stat start time, 0 when the process does not exist. */
+uint64_t corral__proc_starttime(pid_t pid);
+
+/* cgroup v2 (cgroup.c). */
+bool corral__cgroup_probe(char **base, char *why, size_t whylen);
+/* Create base/<name> with cpu.max and memory.max from the limits (0: none). */
+int corral__cgroup_make(const char *base, const char *name, int64_t cpu_milli, int64_t mem_bytes,
+                        char **path);
+/* oom_kill count of a cgroup (memory.events), 0 when unknown. */
+uint64_t corral__cgroup_ooms(const char *path);
+void corral__cgroup_kill(const char *path);
+void corral__cgroup_remove(const char *path);
+
+#endif

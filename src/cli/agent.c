@@ -1,0 +1,222 @@
+/*
+ * corral agent: the node agent's command line (flags to corral_agent_opts_t
+ * and the API connection), and the hidden agent-shim subcommand every
+ * container of the process runtime runs under. What the agent does is in
+ * src/agent/ and docs/agent.md.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "corral/agent.h"
+#include "corral/client.h"
+
+static void agent_usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: corral agent --node-name NAME [--server URL | --kubeconfig FILE] [options]\n"
+            "       corral agent --hollow-nodes N [--node-prefix hollow-] [options]\n"
+            "\n"
+            "  -s, --server URL            the API server (else as kubectl: $KUBECONFIG, ...)\n"
+            "      --kubeconfig FILE       credentials and server\n"
+            "      --token TOKEN           bearer token\n"
+            "      --node-name NAME        this node's name\n"
+            "      --gpus SPEC             nvml, sim:PROFILE, auto (default), none\n"
+            "      --print-gpus            print the GPUs found and exit\n"
+            "      --runtime R             process (default) or hollow\n"
+            "      --root DIR              state, working and log directories\n"
+            "                              (default /var/lib/corral/agent)\n"
+            "      --listen ADDR           the log server (default 127.0.0.1:0)\n"
+            "      --lease-duration-seconds N   (default 40)\n"
+            "      --heartbeat-seconds N   Lease renewal period (default 10)\n"
+            "      --status-every N        heartbeats between Node status updates (default 5)\n"
+            "      --restart-backoff-ms N  first CrashLoopBackOff delay (default 10000)\n"
+            "      --restart-backoff-max-ms N   its cap (default 300000)\n"
+            "      --stop-pods-on-exit     stop every pod on SIGTERM/SIGINT (started again\n"
+            "                              when the agent returns)\n"
+            "      --hollow-nodes N        host N hollow nodes (implies --runtime hollow)\n"
+            "      --node-prefix P         their names: P0 .. P<N-1> (default hollow-)\n"
+            "      --token-file FILE       hollow: \"node,token\" lines, one token per node\n"
+            "      --writers N             hollow: status writer threads (default 4)\n");
+}
+
+enum {
+    OPT_NODE = 3000,
+    OPT_GPUS,
+    OPT_RUNTIME,
+    OPT_ROOT,
+    OPT_LISTEN,
+    OPT_LEASE,
+    OPT_HB,
+    OPT_STOP,
+    OPT_PRINT,
+    OPT_HOLLOW,
+    OPT_PREFIX,
+    OPT_TOKFILE,
+    OPT_BACKOFF,
+    OPT_BACKOFF_MAX,
+    OPT_WRITERS,
+    OPT_STATUS_EVERY,
+    OPT_SERVER,
+    OPT_TOKEN,
+    OPT_KUBECONFIG,
+};
+
+static bool num(const char *s, long min, long long *out)
+{
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < min)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_flags_t *f,
+                 bool *print)
+{
+    static const struct option opts[] = {
+        {"node-name", required_argument, NULL, OPT_NODE},
+        {"gpus", required_argument, NULL, OPT_GPUS},
+        {"runtime", required_argument, NULL, OPT_RUNTIME},
+        {"root", required_argument, NULL, OPT_ROOT},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"lease-duration-seconds", required_argument, NULL, OPT_LEASE},
+        {"heartbeat-seconds", required_argument, NULL, OPT_HB},
+        {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
+        {"stop-pods-on-exit", no_argument, NULL, OPT_STOP},
+        {"print-gpus", no_argument, NULL, OPT_PRINT},
+        {"hollow-nodes", required_argument, NULL, OPT_HOLLOW},
+        {"node-prefix", required_argument, NULL, OPT_PREFIX},
+        {"token-file", required_argument, NULL, OPT_TOKFILE},
+        {"restart-backoff-ms", required_argument, NULL, OPT_BACKOFF},
+        {"restart-backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX},
+        {"writers", required_argument, NULL, OPT_WRITERS},
+        {"server", required_argument, NULL, OPT_SERVER},
+        {"token", required_argument, NULL, OPT_TOKEN},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int c;
+    long long v = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hs:", opts, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case OPT_NODE:
+            o->node_name = optarg;
+            break;
+        case OPT_GPUS:
+            o->gpus = optarg;
+            break;
+        case OPT_RUNTIME:
+            o->runtime = optarg;
+            break;
+        case OPT_ROOT:
+            o->root = optarg;
+            break;
+        case OPT_LISTEN:
+            o->listen = optarg;
+            break;
+        case OPT_LEASE:
+            ok = num(optarg, 1, &v) && (o->lease_s = (int)v);
+            break;
+        case OPT_HB:
+            ok = num(optarg, 1, &v) && (o->heartbeat_s = (int)v);
+            break;
+        case OPT_STATUS_EVERY:
+            ok = num(optarg, 1, &v) && (o->status_every = (int)v);
+            break;
+        case OPT_STOP:
+            o->stop_on_exit = true;
+            break;
+        case OPT_PRINT:
+            *print = true;
+            break;
+        case OPT_HOLLOW:
+            ok = num(optarg, 1, &v) && (o->hollow_n = (int)v);
+            break;
+        case OPT_PREFIX:
+            o->prefix = optarg;
+            break;
+        case OPT_TOKFILE:
+            o->token_file = optarg;
+            break;
+        case OPT_BACKOFF:
+            ok = num(optarg, 1, &v) && (o->backoff_ms = v);
+            break;
+        case OPT_BACKOFF_MAX:
+            ok = num(optarg, 1, &v) && (o->backoff_max_ms = v);
+            break;
+        case OPT_WRITERS:
+            ok = num(optarg, 1, &v) && (o->writers = (int)v);
+            break;
+        case 's':
+        case OPT_SERVER:
+            f->server = optarg;
+            break;
+        case OPT_TOKEN:
+            f->token = optarg;
+            break;
+        case OPT_KUBECONFIG:
+            f->kubeconfig = optarg;
+            break;
+        case 'h':
+            agent_usage(stdout);
+            return -1;
+        default:
+            agent_usage(stderr);
+            return CORRAL_EXIT_INVALID;
+        }
+        if (!ok) {
+            fprintf(stderr, "corral agent: bad value for an option: %s\n", optarg);
+            return CORRAL_EXIT_INVALID;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "corral agent: unexpected argument \"%s\"\n", argv[optind]);
+        return CORRAL_EXIT_INVALID;
+    }
+    return 0;
+}
+
+int corral_cmd_agent(int argc, char **argv)
+{
+    corral_agent_opts_t o;
+    corral_agent_opts_init(&o);
+    corral_client_flags_t f = {0};
+    bool print = false;
+    int rc = parse(argc, argv, &o, &f, &print);
+    if (rc)
+        return rc < 0 ? CORRAL_EXIT_OK : rc;
+    bool hollow = o.hollow_n > 0 || !strcmp(o.runtime, "hollow");
+    if (strcmp(o.runtime, "process") != 0 && strcmp(o.runtime, "hollow") != 0) {
+        fprintf(stderr, "corral agent: --runtime is process or hollow, not \"%s\"\n", o.runtime);
+        return CORRAL_EXIT_INVALID;
+    }
+    if (print)
+        return corral_agent_print_gpus(o.gpus, o.node_name ? o.node_name : "node")
+                   ? CORRAL_EXIT_FAIL
+                   : CORRAL_EXIT_OK;
+    if (!o.node_name && o.hollow_n == 0) {
+        fprintf(stderr, "corral agent: --node-name is required\n");
+        return CORRAL_EXIT_INVALID;
+    }
+    corral_client_config_t cfg;
+    corral_client_config_init(&cfg);
+    char err[1024] = "";
+    if (corral_client_config_load(&f, &cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "corral agent: %s\n", err);
+        return CORRAL_EXIT_INVALID;
+    }
+    rc = hollow ? corral_agent_hollow_run(&o, &cfg) : corral_agent_run(&o, &cfg);
+    corral_client_config_fini(&cfg);
+    return rc ? CORRAL_EXIT_FAIL : CORRAL_EXIT_OK;
+}
+
+int corral_cmd_agent_shim(int argc, char **argv)
+{
+    return corral_agent_shim_main(argc, argv);
+}
