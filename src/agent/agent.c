@@ -33,9 +33,7 @@ typedef struct agent {
     corral__proc_t pr;
     corral_evq_t *q;
     corral_informer_t *inf;
-    corral__pod_t **pods;
-    size_t npods, cap;
-    corral_hmap_t byuid;
+    corral__podtab_t pods;
     bool synced;
 } agent_t;
 
@@ -53,34 +51,6 @@ void corral_agent_opts_init(corral_agent_opts_t *o)
     o->backoff_max_ms = 300000;
     o->writers = 4;
     o->status_every = 5;
-}
-
-/* --- the pod table ------------------------------------------------------------------------- */
-
-static corral__pod_t *find(agent_t *ag, const char *uid)
-{
-    uint32_t i;
-    return uid && corral_hmap_get(&ag->byuid, uid, &i) ? ag->pods[i] : NULL;
-}
-
-static void add(agent_t *ag, corral__pod_t *p)
-{
-    corral_grow((void **)&ag->pods, &ag->cap, ag->npods + 1, sizeof(*ag->pods));
-    ag->pods[ag->npods] = p;
-    corral_hmap_put(&ag->byuid, p->uid, (uint32_t)ag->npods);
-    ag->npods++;
-}
-
-static void drop(agent_t *ag, corral__pod_t *p)
-{
-    uint32_t i;
-    if (!corral_hmap_get(&ag->byuid, p->uid, &i))
-        return;
-    corral_hmap_del(&ag->byuid, p->uid);
-    ag->pods[i] = ag->pods[--ag->npods];
-    if (i < ag->npods)
-        corral_hmap_put(&ag->byuid, ag->pods[i]->uid, i);
-    corral__pod_free(p);
 }
 
 /* --- events --------------------------------------------------------------------------------- */
@@ -119,7 +89,7 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
     for (size_t i = 0; i < p->nctrs; i++)
         if (p->ctrs[i].st == CORRAL__C_WAITING)
             snprintf(p->ctrs[i].wreason, sizeof(p->ctrs[i].wreason), "ContainerCreating");
-    add(ag, p);
+    corral__podtab_add(&ag->pods, p);
     return p;
 }
 
@@ -129,7 +99,7 @@ static void pod_gone(agent_t *ag, corral__pod_t *p)
     for (size_t i = 0; i < p->nctrs; i++)
         corral__proc_signal(&ag->pr, p, &p->ctrs[i], SIGKILL);
     corral__proc_cleanup(&ag->pr, p);
-    drop(ag, p);
+    corral__podtab_drop(&ag->pods, p);
 }
 
 /* After the first complete LIST: kill and remove what runs for pods that are
@@ -143,7 +113,7 @@ static void purge_strays(agent_t *ag)
         return;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || find(ag, de->d_name))
+        if (de->d_name[0] == '.' || corral__podtab_find(&ag->pods, de->d_name))
             continue;
         corral__log("pod uid %s is not bound to this node any more: killing what is left of it",
                     de->d_name);
@@ -161,11 +131,11 @@ static void handle(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
         corral_watch_ev_free(ev);
         return;
     }
-    corral__pod_t *p = ev->obj ? find(ag, ev->obj->meta.uid) : NULL;
+    corral__pod_t *p = ev->obj ? corral__podtab_find(&ag->pods, ev->obj->meta.uid) : NULL;
     if (!p && !ev->obj) { /* a deletion seen by a relist */
-        for (size_t i = 0; i < ag->npods && !p; i++)
-            if (!strcmp(ag->pods[i]->ns, ev->ns) && !strcmp(ag->pods[i]->name, ev->name))
-                p = ag->pods[i];
+        for (size_t i = 0; i < ag->pods.n && !p; i++)
+            if (!strcmp(ag->pods.pods[i]->ns, ev->ns) && !strcmp(ag->pods.pods[i]->name, ev->name))
+                p = ag->pods.pods[i];
     }
     if (ev->type == CORRAL_WATCH_DELETED) {
         if (p)
@@ -302,8 +272,8 @@ static void stop_all(agent_t *ag)
 {
     int64_t now = corral__now_us(), grace = 0;
     size_t n = 0;
-    for (size_t i = 0; i < ag->npods; i++) {
-        corral__pod_t *p = ag->pods[i];
+    for (size_t i = 0; i < ag->pods.n; i++) {
+        corral__pod_t *p = ag->pods.pods[i];
         if (!running(p))
             continue;
         corral__proc_mark_stopped(&ag->pr, p);
@@ -322,8 +292,8 @@ static void stop_all(agent_t *ag)
         now = corral__now_us();
         corral__proc_reap();
         size_t left = 0;
-        for (size_t i = 0; i < ag->npods; i++) {
-            corral__pod_t *p = ag->pods[i];
+        for (size_t i = 0; i < ag->pods.n; i++) {
+            corral__pod_t *p = ag->pods.pods[i];
             for (size_t k = 0; k < p->nctrs; k++) {
                 corral__proc_poll(&ag->pr, p, &p->ctrs[k], now);
                 if (!killed && now >= deadline)
@@ -387,10 +357,7 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
 static void teardown(agent_t *ag)
 {
     corral_informer_stop(ag->inf);
-    while (ag->npods)
-        drop(ag, ag->pods[ag->npods - 1]);
-    corral_free(ag->pods);
-    corral_hmap_fini(&ag->byuid);
+    corral__podtab_fini(&ag->pods);
     corral_evq_free(ag->q);
     corral__proc_fini(&ag->pr);
     corral__node_fini(&ag->node);
@@ -401,7 +368,7 @@ static void teardown(agent_t *ag)
 int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t *cfg)
 {
     agent_t ag = {.o = o};
-    corral_hmap_init(&ag.byuid);
+    corral__podtab_init(&ag.pods);
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
@@ -410,7 +377,7 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
     char err[1024] = "";
     if (corral_gpu_discover(o->gpus, o->node_name, &ag.inv, err, sizeof(err)) != 0) {
         corral__log("GPU discovery (%s): %s", o->gpus, err);
-        corral_hmap_fini(&ag.byuid);
+        corral__podtab_fini(&ag.pods);
         return CORRAL_EINVAL;
     }
     int rc = setup(&ag, cfg, &sigs);
@@ -425,8 +392,8 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
         }
         corral__proc_reap();
         corral__node_heartbeat(ag.c, &ag.node, now, o->heartbeat_s, o->status_every);
-        for (size_t i = 0; i < ag.npods; i++)
-            drive(&ag, ag.pods[i], now);
+        for (size_t i = 0; i < ag.pods.n; i++)
+            drive(&ag, ag.pods.pods[i], now);
     }
     if (rc == 0 && o->stop_on_exit)
         stop_all(&ag);

@@ -174,6 +174,21 @@ int corral__pod_write_status(corral_client_t *c, corral__pod_t *p, const char *h
 /* Finalize a deletion: DELETE with gracePeriodSeconds=0 and the uid as precondition. */
 int corral__pod_finalize(corral_client_t *c, const corral__pod_t *p);
 
+/* Pods by uid (the agent's and the hollow runtime's table). */
+typedef struct corral__podtab {
+    corral__pod_t **pods;
+    size_t n, cap;
+    corral_hmap_t byuid;
+} corral__podtab_t;
+
+void corral__podtab_init(corral__podtab_t *t);
+/* Frees every pod left. */
+void corral__podtab_fini(corral__podtab_t *t);
+corral__pod_t *corral__podtab_find(const corral__podtab_t *t, const char *uid);
+void corral__podtab_add(corral__podtab_t *t, corral__pod_t *p);
+/* Remove and free p. */
+void corral__podtab_drop(corral__podtab_t *t, corral__pod_t *p);
+
 /* --- environment (env.c) ------------------------------------------------------------------ */
 
 /* Expand $(VAR) references as Kubernetes does: $$ is a literal $, a defined

@@ -304,3 +304,47 @@ int corral__pod_finalize(corral_client_t *c, const corral__pod_t *p)
     corral_client_resp_fini(&r);
     return rc;
 }
+
+/* --- the pod table -----------------------------------------------------------------------------
+ */
+
+void corral__podtab_init(corral__podtab_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    corral_hmap_init(&t->byuid);
+}
+
+void corral__podtab_fini(corral__podtab_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        corral__pod_free(t->pods[i]);
+    corral_free(t->pods);
+    corral_hmap_fini(&t->byuid);
+    memset(t, 0, sizeof(*t));
+}
+
+corral__pod_t *corral__podtab_find(const corral__podtab_t *t, const char *uid)
+{
+    uint32_t i;
+    return uid && corral_hmap_get(&t->byuid, uid, &i) ? t->pods[i] : NULL;
+}
+
+void corral__podtab_add(corral__podtab_t *t, corral__pod_t *p)
+{
+    corral_grow((void **)&t->pods, &t->cap, t->n + 1, sizeof(*t->pods));
+    t->pods[t->n] = p;
+    corral_hmap_put(&t->byuid, p->uid, (uint32_t)t->n);
+    t->n++;
+}
+
+void corral__podtab_drop(corral__podtab_t *t, corral__pod_t *p)
+{
+    uint32_t i;
+    if (!corral_hmap_get(&t->byuid, p->uid, &i))
+        return;
+    corral_hmap_del(&t->byuid, p->uid);
+    t->pods[i] = t->pods[--t->n];
+    if (i < t->n)
+        corral_hmap_put(&t->byuid, t->pods[i]->uid, i);
+    corral__pod_free(p);
+}
