@@ -510,6 +510,8 @@ bool corral__proc_adopt(corral__proc_t *pr, corral__pod_t *p, int64_t now_us)
             lost(c, now_us);
         }
         c->agent_stop = listed(stopped, c->name);
+        if (c->agent_stop)
+            snprintf(c->term.message, sizeof(c->term.message), "stopped by agent shutdown");
     }
     corral_arena_fini(&a);
     return had;
