@@ -207,8 +207,9 @@ typedef struct corral__envctx {
     const corral_val_t *pod; /* the pod object (raw) */
     const corral_val_t *ctr; /* the container (raw) */
     const char *host_ip;
-    const char *gpu_ids; /* corral.dev/gpu-ids or NULL */
-    const corral_gpu_inventory_t *inv;
+    const char *gpu_ids;      /* corral.dev/gpu-ids or NULL */
+    const char *const *uuids; /* the node's GPU UUIDs by index */
+    int ngpu;
     int64_t node_cpu_milli, node_memory;
     const char *home;
     corral__fetch_fn fetch;
@@ -232,7 +233,8 @@ typedef struct corral__proc {
     const char *root;
     char *self_exe;
     int64_t node_cpu_milli, node_memory;
-    const corral_gpu_inventory_t *inv;
+    const char **uuids; /* the node's GPU UUIDs by index */
+    int ngpu;
     corral_client_t *c; /* for ConfigMap/Secret reads */
     bool cgroups;       /* cgroup v2 usable */
     char *cgroup_base;  /* ".../corral" */

@@ -345,8 +345,8 @@ static void gpu_env(corral_arena_t *a, const corral__envctx_t *e, envlist_t *l)
             corral_buf_putc(&uuids, ',');
         }
         corral_buf_printf(&idx, "%ld", id);
-        if (e->inv && id >= 0 && id < e->inv->n && e->inv->gpus[id].uuid[0])
-            corral_buf_puts(&uuids, e->inv->gpus[id].uuid);
+        if (e->uuids && id >= 0 && id < e->ngpu && e->uuids[id] && e->uuids[id][0])
+            corral_buf_puts(&uuids, e->uuids[id]);
         else
             corral_buf_printf(&uuids, "%ld", id);
         p = end;

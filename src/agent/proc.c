@@ -65,7 +65,10 @@ void corral__proc_init(corral__proc_t *pr, const char *root, const corral_gpu_in
 {
     memset(pr, 0, sizeof(*pr));
     pr->root = root;
-    pr->inv = inv;
+    pr->ngpu = inv ? inv->n : 0;
+    pr->uuids = corral_calloc(pr->ngpu > 0 ? (size_t)pr->ngpu : 1, sizeof(char *));
+    for (int i = 0; i < pr->ngpu; i++)
+        pr->uuids[i] = inv->gpus[i].uuid;
     pr->node_cpu_milli = cpu_milli;
     pr->node_memory = memory;
     pr->c = c;
@@ -84,6 +87,7 @@ void corral__proc_init(corral__proc_t *pr, const char *root, const corral_gpu_in
 void corral__proc_fini(corral__proc_t *pr)
 {
     corral_free(pr->self_exe);
+    corral_free(pr->uuids);
     corral_free(pr->cgroup_base);
     memset(pr, 0, sizeof(*pr));
 }
@@ -263,7 +267,8 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
                           .ctr = ctr,
                           .host_ip = "127.0.0.1",
                           .gpu_ids = p->gpu_ids,
-                          .inv = pr->inv,
+                          .uuids = pr->uuids,
+                          .ngpu = pr->ngpu,
                           .node_cpu_milli = pr->node_cpu_milli,
                           .node_memory = pr->node_memory,
                           .home = pdir,
