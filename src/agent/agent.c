@@ -302,7 +302,7 @@ static void stop_all(agent_t *ag)
             left += running(p);
         }
         killed = killed || now >= deadline;
-        if (!left || now > deadline + 5 * 1000000)
+        if (!left || now > deadline + 5 * INT64_C(1000000))
             break;
         sleep_ms(20);
     }

@@ -31,7 +31,7 @@
 
 #define CORRAL__AGENT_KUBELET_VERSION "v1.30.0-corral"
 #define CORRAL__AGENT_MAX_PODS        110
-#define CORRAL__AGENT_LOG_CAP         (10 * 1024 * 1024) /* bytes per instance log */
+#define CORRAL__AGENT_LOG_CAP         ((size_t)10 * 1024 * 1024) /* bytes per instance log */
 
 typedef corral_agent_opts_t corral__agent_opts_t;
 

@@ -119,7 +119,7 @@ int corral__cgroup_make(const char *base, const char *name, int64_t cpu_milli, i
         return CORRAL_EIO;
     char v[64];
     if (cpu_milli > 0) {
-        snprintf(v, sizeof(v), "%lld 100000", (long long)(cpu_milli * 100));
+        snprintf(v, sizeof(v), "%lld 100000", (long long)cpu_milli * 100);
         write_str(dir, "cpu.max", v);
     }
     if (mem_bytes > 0) {

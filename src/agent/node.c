@@ -277,15 +277,12 @@ int corral__node_lease(corral_client_t *c, corral__node_t *n, int64_t now_us, ch
     corral_client_resp_init(&r);
     char path[512];
     snprintf(path, sizeof(path), LEASE_PATH "/%s", n->name);
-    int rc = CORRAL_EIO;
-    if (n->lease_exists && send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200) {
-        rc = 0;
-    } else if ((!n->lease_exists || r.code == 404) &&
-               send(c, "POST", LEASE_PATH, NULL, o, &r) == 0 && r.code == 201) {
-        rc = 0;
-    } else if (r.code == 409 && send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200) {
-        rc = 0;
-    }
+    bool ok = n->lease_exists && send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200;
+    if (!ok && (!n->lease_exists || r.code == 404))
+        ok = send(c, "POST", LEASE_PATH, NULL, o, &r) == 0 && r.code == 201;
+    if (!ok && r.code == 409) /* made meanwhile (or by an earlier run) */
+        ok = send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200;
+    int rc = ok ? 0 : CORRAL_EIO;
     n->lease_exists = rc == 0;
     if (rc)
         resp_err(&r, "renewing lease", err, errlen);

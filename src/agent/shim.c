@@ -89,7 +89,7 @@ static void log_out(shim_t *s, const char *data, size_t n)
     if (s->capped) {
         char msg[160];
         int m = snprintf(msg, sizeof(msg),
-                         "\n[corral: log limit of %d bytes reached; later output dropped]\n",
+                         "\n[corral: log limit of %zu bytes reached; later output dropped]\n",
                          CORRAL__AGENT_LOG_CAP);
         if (m > 0 && write(s->logfd, msg, (size_t)m) < 0)
             s->logfd = -1;
@@ -214,6 +214,19 @@ int corral_agent_shim_main(int argc, char **argv)
     if (parse(&s, argc, argv) != 0) {
         fprintf(stderr, "corral agent-shim: internal command of corral agent\n");
         return 2;
+    }
+    close_range(3, ~0U, 0);
+    /* Not the agent's stdio: a supervisor reading the agent's output must
+     * see it end when the agent does. The shim's own messages (rare) go to
+     * STATE.log. */
+    char own[4200];
+    snprintf(own, sizeof(own), "%s.log", s.state);
+    int fd = open(own, O_WRONLY | O_APPEND | O_CREAT, 0644), nul = open("/dev/null", O_RDWR);
+    if (nul >= 0)
+        dup2(nul, 0);
+    if (fd >= 0 || nul >= 0) {
+        dup2(fd >= 0 ? fd : nul, 1);
+        dup2(fd >= 0 ? fd : nul, 2);
     }
     close_range(3, ~0U, 0);
     setsid();

@@ -331,7 +331,7 @@ corral__pod_t *corral__podtab_find(const corral__podtab_t *t, const char *uid)
 
 void corral__podtab_add(corral__podtab_t *t, corral__pod_t *p)
 {
-    corral_grow((void **)&t->pods, &t->cap, t->n + 1, sizeof(*t->pods));
+    corral_grow((void **)&t->pods, &t->cap, t->n + 1, sizeof(corral__pod_t *));
     t->pods[t->n] = p;
     corral_hmap_put(&t->byuid, p->uid, (uint32_t)t->n);
     t->n++;

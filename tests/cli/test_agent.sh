@@ -14,7 +14,9 @@ stop_agent() {
     if [ -n "$AGENT_PID" ]; then
         kill -TERM "$AGENT_PID" 2>/dev/null
         wait "$AGENT_PID" 2>/dev/null
+        local rc=$?
         AGENT_PID=""
+        [ "$rc" -eq 0 ] || fail "the agent exited with $rc"
     fi
 }
 cleanup() {
