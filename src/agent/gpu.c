@@ -137,6 +137,10 @@ static int discover_file(const char *path, const char *node_name, corral_gpu_inv
         while (corral_gpu_sim_profiles[nb])
             nb++;
         const char *near = corral_hint_closest(path, corral_gpu_sim_profiles, nb);
+        for (size_t i = 0; !near && *path && i < nb; i++) {
+            if (strncmp(corral_gpu_sim_profiles[i], path, strlen(path)) == 0)
+                near = corral_gpu_sim_profiles[i]; /* "h100" for "h100-sxm-8" */
+        }
         if (near)
             corral__gpu_err(err, errlen, "GPU profile %s; did you mean the built-in sim:%s?",
                             corral_buf_str(&b), near);

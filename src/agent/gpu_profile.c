@@ -268,6 +268,10 @@ static void start(pctx_t *c, const corral_val_t *root)
     if (!c->base) {
         c->base_bad = true;
         const char *near = corral_hint_closest(name, corral_gpu_sim_profiles, 4);
+        for (size_t i = 0; !near && i < 4; i++) {
+            if (strncmp(corral_gpu_sim_profiles[i], name, strlen(name)) == 0)
+                near = corral_gpu_sim_profiles[i];
+        }
         bad(c, bv, "base", "no built-in profile \"%s\"%s%s%s (built-in: %s)", name,
             near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "",
             "h100-sxm-8, dgx1-v100-8, a100-pcie-4, l4-8");
