@@ -98,7 +98,7 @@ void corral__gpu_finish(corral_gpu_inventory_t *inv)
     if (inv->n > 0 && !inv->family[0] && inv->compute_major > 0)
         corral__gpu_copy(inv->family, sizeof(inv->family),
                          corral_gpu_family(inv->compute_major, inv->compute_minor));
-    char m[sizeof(inv->machine)];
+    char m[sizeof(inv->machine)] = "";
     corral__gpu_label_value(m, sizeof(m), inv->machine);
     memcpy(inv->machine, m, sizeof(m));
 }
@@ -313,7 +313,7 @@ size_t corral_gpu_labels(const corral_gpu_inventory_t *inv, corral_arena_t *a, c
     bool sim = strncmp(inv->source, "sim:", 4) == 0;
     put(&l, "corral.dev/gpu-source", sim ? "sim" : "nvml");
     if (sim && inv->profile[0]) {
-        char v[64];
+        char v[64] = "";
         corral__gpu_label_value(v, sizeof(v), inv->profile);
         if (v[0])
             put(&l, "corral.dev/gpu-profile", v);
