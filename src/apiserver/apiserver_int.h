@@ -209,6 +209,21 @@ bool corral__admit_rbac(corral__req_t *r, const corral_obj_t *o, const corral_va
 /* POST .../selfsubjectaccessreviews: may the requesting user do this? */
 void corral__h_ssar(corral__req_t *r);
 
+/* --- nodeauthz.c: the Node authorizer and NodeRestriction -------------------------------- */
+
+/* NAME when u is system:node:NAME in group system:nodes, else NULL. */
+const char *corral__node_of(const corral_user_t *u);
+/* Does the Node authorizer allow node's request a? When not, why gets its
+ * reason ("" when it has none) for the 403 if RBAC denies too. */
+bool corral__node_authorize(corral__req_t *r, const corral_authz_attrs_t *a, const char *node,
+                            char *why, size_t len);
+/* NodeRestriction of a create (cur NULL) or an update/patch of r's object
+ * by a node user (obj the object to store, cur the stored one). Replies
+ * 403 and returns false when refused; true for other users. */
+bool corral__admit_node(corral__req_t *r, const corral_val_t *obj, const corral_val_t *cur);
+/* The same for a delete (or, eviction true, an eviction) of cur. */
+bool corral__admit_node_delete(corral__req_t *r, const corral_val_t *cur, bool eviction);
+
 /* --- routes.c -------------------------------------------------------------------- */
 
 void corral__dispatch(corral__req_t *r);

@@ -163,7 +163,7 @@ void corral__h_eviction(corral__req_t *r)
     if (!corral__delopts_parse(r, corral_val_get(body, "deleteOptions"), o))
         return;
     corral__cur_t *cur = corral_arena_alloc(r->a, sizeof(*cur));
-    if (!corral__read_current(r, cur))
+    if (!corral__read_current(r, cur) || !corral__admit_node_delete(r, cur->tree, true))
         return;
     corral__delete_one(r, cur, o, 201, true);
 }
