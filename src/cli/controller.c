@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {NULL, 0, NULL, 0},
     };
     int ch;
-    int64_t n;
+    int64_t n = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "s:n:qh", longopts, NULL)) != -1) {
         if (corral__cli_opt(k, ch, optarg))

@@ -115,7 +115,7 @@ static void dep_add(corral__cache_t *c, const char *uid, corral__entry_t *e)
         corral_hmap_put(&c->deps, c->depkeys[i], i);
     }
     corral__entries_t *l = &c->deplists[i];
-    corral_grow((void **)&l->items, &l->cap, l->n + 1, sizeof(*l->items));
+    corral_grow((void **)&l->items, &l->cap, l->n + 1, sizeof(corral__entry_t *));
     l->items[l->n++] = e;
 }
 
@@ -198,7 +198,7 @@ corral__entry_t *corral__cache_put(corral__cache_t *c, corral_watch_ev_t *ev,
             e->slot = c->free[--c->nfree];
         } else {
             e->slot = (uint32_t)c->nslots++;
-            c->slots = corral_realloc(c->slots, c->nslots * sizeof(*c->slots));
+            c->slots = corral_realloc(c->slots, c->nslots * sizeof(corral__entry_t *));
         }
         c->slots[e->slot] = e;
         corral_hmap_put(&c->by_key, e->key, e->slot);

@@ -18,7 +18,7 @@ void corral__gc_queue(corral_controller_t *c, corral__entry_t *e)
     if (e->gc_check || !e->nowners)
         return;
     e->gc_check = true;
-    corral_grow((void **)&c->gcq.items, &c->gcq.cap, c->gcq.n + 1, sizeof(*c->gcq.items));
+    corral_grow((void **)&c->gcq.items, &c->gcq.cap, c->gcq.n + 1, sizeof(corral__entry_t *));
     c->gcq.items[c->gcq.n++] = e;
 }
 

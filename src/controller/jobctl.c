@@ -37,7 +37,7 @@ void corral__mark_job(corral_controller_t *c, corral__entry_t *job)
     if (job->dirty)
         return;
     job->dirty = true;
-    corral_grow((void **)&c->dirty.items, &c->dirty.cap, c->dirty.n + 1, sizeof(*c->dirty.items));
+    corral_grow((void **)&c->dirty.items, &c->dirty.cap, c->dirty.n + 1, sizeof(corral__entry_t *));
     c->dirty.items[c->dirty.n++] = job;
 }
 
@@ -214,7 +214,7 @@ static size_t job_pods(corral_controller_t *c, corral_arena_t *a, const corral__
 {
     const corral__entries_t *deps = corral__cache_dependents(&c->cache, je->uid);
     size_t n = 0, cap = deps ? deps->n : 0;
-    *pods = corral_arena_alloc(a, (cap + 1) * sizeof(**pods));
+    *pods = corral_arena_alloc(a, (cap + 1) * sizeof(const corral_obj_t *));
     *deleting = corral_arena_alloc(a, cap + 1);
     for (size_t i = 0; i < cap; i++) {
         const corral__entry_t *d = deps->items[i];

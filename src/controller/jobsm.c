@@ -121,8 +121,8 @@ static bool terminating(sm_t *s, size_t i)
 static void del(sm_t *s, const corral_obj_t *pod)
 {
     corral__job_plan_t *p = s->p;
-    p->del =
-        corral_arena_grow(s->a, p->del, p->ndel * sizeof(*p->del), (p->ndel + 1) * sizeof(*p->del));
+    size_t elem = sizeof(const corral_obj_t *);
+    p->del = corral_arena_grow(s->a, p->del, p->ndel * elem, (p->ndel + 1) * elem);
     p->del[p->ndel++] = pod;
     p->terminating++;
 }
