@@ -183,9 +183,12 @@ static void on_deleted(corral_controller_t *c, corral_watch_ev_t *ev)
 static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
 {
     if (ev->type == CORRAL_WATCH_SYNCED) {
+        /* By the kinds whose SYNCED came: an informer may queue it before
+         * corral_informer_synced says so. */
+        c->synced_kinds |= 1u << ev->kind;
         bool all = true;
         for (size_t i = 0; i < CORRAL__NINF; i++)
-            all = all && corral_informer_synced(c->inf[i]);
+            all = all && (c->synced_kinds & (1u << informers[i].kind));
         if (all && !c->synced) {
             c->synced = true;
             corral__ctl_log(c, "caches synced");

@@ -186,6 +186,7 @@ struct corral_controller {
     corral__timers_t timers;
     corral__entries_t dirty; /* jobs to reconcile */
     bool synced;             /* every informer delivered its first list */
+    uint32_t synced_kinds;   /* bit per kind whose SYNCED event came */
     bool status_dirty;       /* PodGroup/Queue status to recompute */
     bool status_timer;       /* a CORRAL__T_STATUS timer is pending */
     int pg_status_sub;       /* podgroups/status: 0 unknown, 1 served, -1 not: patch the object */
