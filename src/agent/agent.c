@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent/agent_int.h"
+#include "agent/logserver.h"
 
 #define TICK_MS       100
 #define STOP_GRACE_US (10 * INT64_C(1000000))
@@ -33,6 +34,7 @@ typedef struct agent {
     corral__proc_t pr;
     corral_evq_t *q;
     corral_informer_t *inf;
+    corral_agent_logserver_t *logs;
     corral__podtab_t pods;
     bool synced;
 } agent_t;
@@ -329,9 +331,13 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
     }
     ag->c = corral_client_new(cfg);
     corral__node_init(&ag->node, o->node_name, &ag->inv, o->lease_s);
-    /* TODO(logserver): corral_agent_logserver_start(o->root, o->listen, &port, ...) and
-     * publish its port; until it lands the port is 0. */
-    ag->node.kubelet_port = 0;
+    int port = 0;
+    if (corral_agent_logserver_start(o->root, o->listen, &port, &ag->logs, err, sizeof(err)) !=
+        0) {
+        corral__log("cannot start the log server on %s: %s", o->listen, err);
+        return CORRAL_EIO;
+    }
+    ag->node.kubelet_port = port;
     while (corral__node_register(ag->c, &ag->node, err, sizeof(err)) != 0) {
         corral__log("%s (retrying)", err);
         for (int i = 0; i < 10; i++) {
@@ -357,6 +363,7 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
 static void teardown(agent_t *ag)
 {
     corral_informer_stop(ag->inf);
+    corral_agent_logserver_stop(ag->logs);
     corral__podtab_fini(&ag->pods);
     corral_evq_free(ag->q);
     corral__proc_fini(&ag->pr);

@@ -26,6 +26,8 @@ static const command_t commands[] = {
     {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
     {"agent", corral_cmd_agent, "the node agent: register a node with its GPUs and run its pods"},
     {"agent-shim", corral_cmd_agent_shim, NULL}, /* internal: runs one container */
+    {"controller", corral_cmd_controller,
+     "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
 };
 
 static void usage(FILE *fp)

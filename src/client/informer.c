@@ -393,9 +393,11 @@ static void reconcile_after_list(corral_informer_t *inf)
         entry_del(inf, e);
         corral_evq_push(inf->q, ev);
     }
-    corral_evq_push(inf->q, ev_new(CORRAL_WATCH_SYNCED, inf->info->kind));
+    /* The flag first: a consumer that sees SYNCED and asks
+     * corral_informer_synced must get true. */
     atomic_fetch_add(&inf->lists, 1);
     atomic_store(&inf->synced, true);
+    corral_evq_push(inf->q, ev_new(CORRAL_WATCH_SYNCED, inf->info->kind));
 }
 
 /* One page of a LIST: deliver its items; set cont to the continue token. */
