@@ -292,6 +292,12 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
     const char *ldir =
         corral_arena_printf(&a, "%s/%s", corral__pod_logdir(&a, pr->root, p), c->name);
     corral__mkdirs(ldir);
+    /* The new log exists before the oldest goes, so that a reader always
+     * finds the current instance and the previous one. */
+    int lfd =
+        open(corral_arena_printf(&a, "%s/%d.log", ldir, n), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (lfd >= 0)
+        close(lfd);
     if (n >= 2) { /* keep the current and the previous instance */
         unlink(corral_arena_printf(&a, "%s/%d.log", ldir, n - 2));
         unlink(corral_arena_printf(&a, "%s/%d.exit", ldir, n - 2));

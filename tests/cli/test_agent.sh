@@ -102,6 +102,9 @@ grep -qx 'env' "$log" || fail "log lacks the pod name: $(cat "$log")"
 grep -qx 'hello-s3cr3t-GPU-.*' "$log" || fail "log lacks ConfigMap/Secret values: $(cat "$log")"
 grep -qx 'opt=unset' "$log" || fail "optional ref set: $(cat "$log")"
 [ "$(cat "$TMP/root/logs/default_env_$uid/main/0.exit")" = 0 ] || fail "exit file"
+# The same log through the API server's pods/log and the agent's log server.
+expect_exit 0 "$CORRAL" logs -s "$API" env
+expect_out "CUDA=0,1"
 
 # A missing ConfigMap keeps the container waiting with kubelet's reason.
 pod cfgerr '{"nodeName":"n1","containers":[{"name":"main","image":"x","command":["true"],
@@ -113,6 +116,8 @@ pod crash '{"nodeName":"n1","restartPolicy":"OnFailure","containers":[{"name":"m
 until_eq $P/crash "$ST"'["restartCount"] >= 2' True
 until_eq $P/crash "$ST"'["lastState"]["terminated"]["exitCode"]' 3
 until_eq $P/crash 'd["status"]["phase"]' Running
+expect_exit 0 "$CORRAL" logs -s "$API" crash --previous
+expect_out "run"
 pod never '{"nodeName":"n1","restartPolicy":"Never","containers":[{"name":"main","image":"x","command":["sh","-c","exit 5"]}]}'
 until_eq $P/never 'd["status"]["phase"]' Failed
 until_eq $P/never "$ST"'["state"]["terminated"]["exitCode"]' 5
@@ -127,8 +132,12 @@ until_eq $P/nocmd '"container web has no command" in d["status"]["message"]' Tru
 pod sleeper '{"nodeName":"n1","terminationGracePeriodSeconds":30,"containers":[{"name":"main","image":"x","command":["sleep","7'"$TAG"'1"]}]}'
 until_eq $P/sleeper 'd["status"]["phase"]' Running
 pgrep -f "^sleep 7${TAG}1" >/dev/null || fail "no sleep process"
+suid=$(jget $P/sleeper 'd["metadata"]["uid"]')
 call DELETE $P/sleeper
 until_eq $P/sleeper 'd.get("code")' 404
+for _ in $(seq 1 25); do [ -d "$TMP/root/logs/default_sleeper_$suid" ] || break; sleep 0.2; done
+[ -d "$TMP/root/logs/default_sleeper_$suid" ] && fail "the deleted pod's logs are still there"
+[ -d "$TMP/root/pods/$suid" ] && fail "the deleted pod's directory is still there"
 pgrep -f "^sleep 7${TAG}1" >/dev/null && fail "sleep survived the deletion"
 # One that ignores SIGTERM is killed after its grace period.
 pod stubborn '{"nodeName":"n1","terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"x","command":["sh","-c","trap \"\" TERM; sleep 7'"$TAG"'2 & wait; wait"]}]}'
