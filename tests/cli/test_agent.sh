@@ -122,6 +122,17 @@ pod never '{"nodeName":"n1","restartPolicy":"Never","containers":[{"name":"main"
 until_eq $P/never 'd["status"]["phase"]' Failed
 until_eq $P/never "$ST"'["state"]["terminated"]["exitCode"]' 5
 
+# --- init containers run first, in order, in the pod's directory ---------------------------
+pod init '{"nodeName":"n1","restartPolicy":"Never",
+  "initContainers":[{"name":"one","image":"x","command":["sh","-c","echo a > f"]},
+                    {"name":"two","image":"x","command":["sh","-c","echo b >> f"]}],
+  "containers":[{"name":"main","image":"x","command":["cat","f"]}]}'
+until_eq $P/init 'd["status"]["phase"]' Succeeded
+until_eq $P/init 'd["status"]["initContainerStatuses"][1]["state"]["terminated"]["reason"]' Completed
+expect_exit 0 "$CORRAL" logs -s "$API" init
+[ "$OUT" = "a
+b" ] || fail "init containers: $OUT"
+
 # --- no command ----------------------------------------------------------------------------
 pod nocmd '{"nodeName":"n1","containers":[{"name":"web","image":"nginx"}]}'
 until_eq $P/nocmd 'd["status"]["phase"]' Failed
