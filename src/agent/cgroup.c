@@ -1,7 +1,8 @@
 /*
  * cgroup v2 limits for the process runtime. Usable when /sys/fs/cgroup is a
  * cgroup2 mount, the agent's own cgroup (from /proc/self/cgroup) is writable
- * and offers the cpu and memory controllers: the agent then makes
+ * and offers the cpu and memory controllers (the agent moves itself into
+ * <its cgroup>/agent when it must, to be allowed to delegate them): it makes
  * <its cgroup>/corral/<pod-uid>/<container> with cpu.max from limits.cpu
  * (quota per 100 ms period) and memory.max from limits.memory, and the shim
  * puts the workload in it. That also gives a reliable kill of every
@@ -88,10 +89,18 @@ bool corral__cgroup_probe(char **base, char *why, size_t whylen)
         snprintf(why, whylen, "cannot create %s: %s", b, strerror(errno));
         return false;
     }
-    /* A cgroup with processes cannot delegate controllers (no internal
-     * processes rule): enabling them in our own cgroup may fail when the
-     * agent itself lives there; corral/ is then still usable if enabled. */
-    write_str(own, "cgroup.subtree_control", "+cpu +memory");
+    /* A non-root cgroup with processes cannot hand controllers to its
+     * children (the no-internal-processes rule): when enabling them fails
+     * because the agent itself lives in its cgroup, the agent moves into a
+     * leaf of its own (own/agent, as systemd and container runtimes do) and
+     * tries again. */
+    if (write_str(own, "cgroup.subtree_control", "+cpu +memory") != 0) {
+        char leaf[1300];
+        snprintf(leaf, sizeof(leaf), "%s/agent", own);
+        if ((mkdir(leaf, 0755) == 0 || errno == EEXIST) &&
+            write_str(leaf, "cgroup.procs", "0") == 0)
+            write_str(own, "cgroup.subtree_control", "+cpu +memory");
+    }
     if (write_str(b, "cgroup.subtree_control", "+cpu +memory") != 0) {
         snprintf(why, whylen, "cannot enable cpu and memory controllers under %s", b);
         rmdir(b);
