@@ -233,8 +233,11 @@ static void maybe_start(agent_t *ag, corral__pod_t *p, corral__ctr_t *c, int64_t
 
 static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
 {
-    if (p->terminal && !p->deleting)
+    if (p->terminal && !p->deleting) { /* reported; only a failed write is retried */
+        if (p->retry_us && now >= p->retry_us)
+            corral__pod_write_status(ag->c, p, "127.0.0.1", now);
         return;
+    }
     for (size_t i = 0; i < p->nctrs; i++)
         corral__proc_poll(&ag->pr, p, &p->ctrs[i], now);
     if (p->deleting) {
@@ -332,8 +335,7 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
     ag->c = corral_client_new(cfg);
     corral__node_init(&ag->node, o->node_name, &ag->inv, o->lease_s);
     int port = 0;
-    if (corral_agent_logserver_start(o->root, o->listen, &port, &ag->logs, err, sizeof(err)) !=
-        0) {
+    if (corral_agent_logserver_start(o->root, o->listen, &port, &ag->logs, err, sizeof(err)) != 0) {
         corral__log("cannot start the log server on %s: %s", o->listen, err);
         return CORRAL_EIO;
     }

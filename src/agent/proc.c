@@ -381,7 +381,7 @@ void corral__proc_poll(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
     corral_arena_init(&a);
     const char *sp = state_path(&a, pr->root, p->uid, c->name);
     state_t s;
-    if (!c->pid || access(sp, F_OK) == 0) {
+    if (!c->pid) { /* the shim writes it right after starting the workload */
         state_read(sp, &s);
         if (s.ok && s.instance == c->instance && s.pid > 0) {
             c->pid = s.pid;
