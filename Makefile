@@ -183,4 +183,7 @@ clean:
 # Keep objects make would treat as intermediate (fuzz and bench mains).
 .SECONDARY:
 
+# src/up/rbac.c assembles deploy/rbac/*.yaml into the binary (.incbin).
+$(B)/obj/src/up/rbac.o: $(wildcard deploy/rbac/*.yaml)
+
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
