@@ -45,7 +45,8 @@ static int parse_listen(corral_up_plan_t *p, const char *listen, char *err, size
     const char *colon = strrchr(listen, ':');
     const char *h = listen;
     size_t hl = colon ? (size_t)(colon - listen) : 0;
-    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+    bool bracketed = hl >= 2 && h[0] == '[' && h[hl - 1] == ']';
+    if (bracketed) {
         h++;
         hl -= 2;
     }
@@ -58,7 +59,7 @@ static int parse_listen(corral_up_plan_t *p, const char *listen, char *err, size
     }
     p->host = corral_arena_strndup(&p->a, hl ? h : "127.0.0.1", hl ? hl : strlen("127.0.0.1"));
     unsigned char buf[16];
-    if (strchr(p->host, ':') && inet_pton(AF_INET6, p->host, buf) != 1) {
+    if ((bracketed || strchr(p->host, ':')) && inet_pton(AF_INET6, p->host, buf) != 1) {
         snprintf(err, errlen, "--listen: \"%s\" is not an IPv6 address", p->host);
         return CORRAL_EINVAL;
     }
