@@ -103,7 +103,7 @@ int corral_up_tokens_ensure(const char *path, corral_up_ident_t *ids, size_t n, 
     corral_buf_t out;
     corral_buf_init(&out);
     corral_buf_append(&out, text ? text : "", len);
-    if (len && text[len - 1] != '\n')
+    if (text && len && text[len - 1] != '\n')
         corral_buf_putc(&out, '\n');
     bool added = false;
     for (size_t i = 0; i < n && rc == 0; i++) {
