@@ -95,10 +95,18 @@ $(B)/corral: $(CLI_OBJS) $(B)/libcorral.a
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-$(B)/tests/unit: $(UNIT_OBJS) $(B)/libcorral.a | deps-test
+$(B)/tests/unit: $(UNIT_OBJS) $(B)/libcorral.a | deps-test $(B)/tests/fake_nvml.so
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(PKG_LIBS) $(LDLIBS)
+
+# A fake libnvidia-ml that tests/agent/test_gpu.c loads (CORRAL_NVML_LIB) from
+# next to the test binary, so the NVML path runs without a GPU. Not sanitized:
+# it stands in for the driver's library.
+$(B)/tests/fake_nvml.so: tests/agent/fake_nvml.c src/agent/nvml_abi.h
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC      $@")
+	$(Q)$(CC) -std=c17 $(WARN) -Isrc -O1 -g -fPIC -shared -o $@ $<
 
 $(B)/obj/bench/%.o: PKG_CFLAGS += $(shell pkg-config --cflags $(BENCH_PKGS) 2>/dev/null)
 $(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a | deps-bench

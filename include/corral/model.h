@@ -640,4 +640,60 @@ size_t corral_kind_fields(corral_kind_t k, const char **out, size_t max);
  * from a. Only absent fields are set; call before corral_obj_decode. */
 void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_val_t *raw);
 
+/* --- Volcano Job expansion (src/model/vcjob_expand.c) ----------------------------- */
+
+/* The labels and annotations Volcano's job controller stamps on a Job's pods. */
+#define CORRAL_VC_JOB_NAME      "volcano.sh/job-name"          /* label and annotation */
+#define CORRAL_VC_TASK_SPEC     "volcano.sh/task-spec"         /* label and annotation */
+#define CORRAL_VC_JOB_NAMESPACE "volcano.sh/job-namespace"     /* label */
+#define CORRAL_VC_QUEUE_NAME    "volcano.sh/queue-name"        /* label and annotation */
+#define CORRAL_VC_JOB_VERSION   "volcano.sh/job-version"       /* annotation: status.version */
+#define CORRAL_VC_TEMPLATE_UID  "volcano.sh/template-uid"      /* annotation: <job>-<task> */
+#define CORRAL_VC_GROUP_NAME    "scheduling.k8s.io/group-name" /* annotation: the PodGroup */
+#define CORRAL_VC_JOB_API       "batch.volcano.sh/v1alpha1"
+
+/*
+ * Expand a Volcano Job into its PodGroup (named after the job) and pods named
+ * <job>-<task>-<index>, as Volcano's job controller does (the typed view the
+ * simulator feeds the engine; pods share their template's typed spec).
+ * Everything is allocated in arena a. Returns 0 or CORRAL_EINVAL.
+ */
+int corral_vcjob_expand(corral_arena_t *a, const corral_obj_t *job, corral_obj_t **pg,
+                        corral_obj_t ***pods, size_t *npods);
+
+/* The name of replica index of task t of job: "<job>-<task>-<index>" (in a). */
+const char *corral_vcjob_pod_name(corral_arena_t *a, const corral_obj_t *job,
+                                  const corral_job_task_t *t, int32_t index);
+
+/*
+ * The labels and annotations of the pods of task t (the template's plus
+ * Volcano's) for job status.version `version`, in a. Shared by
+ * corral_vcjob_expand and corral_vcjob_pod_val, so the simulator and the
+ * controller stamp the same pods.
+ */
+void corral_vcjob_pod_meta(corral_arena_t *a, const corral_obj_t *job, const corral_job_task_t *t,
+                           int64_t version, corral_strmap_t *labels, corral_strmap_t *annotations);
+
+/*
+ * The Pod the job controller creates for replica index of task number task,
+ * as a value tree in a ready to POST: metadata (name, namespace, labels,
+ * annotations, an ownerReference to the job with controller and
+ * blockOwnerDeletion), the template's spec as written with schedulerName
+ * and priorityClassName inherited from the job when the template has none.
+ * The job must have been read from the server (metadata.uid set).
+ */
+corral_val_t *corral_vcjob_pod_val(corral_arena_t *a, const corral_obj_t *job, size_t task,
+                                   int32_t index, int64_t version);
+
+/* The job's PodGroup as a value tree ready to POST: named after the job, the
+ * job's annotations, owned by the job; spec minMember, queue,
+ * priorityClassName, networkTopology and minResources (the requests of the
+ * first minAvailable pods, tasks in order, as Volcano's calcPGMinResources
+ * without priority classes). */
+corral_val_t *corral_vcjob_podgroup_val(corral_arena_t *a, const corral_obj_t *job);
+
+/* Append an ownerReference to owner (controller, blockOwnerDeletion) to the
+ * metadata map meta. */
+void corral_owner_ref_append(corral_arena_t *a, corral_val_t *meta, const corral_obj_t *owner);
+
 #endif

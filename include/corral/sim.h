@@ -36,14 +36,6 @@ int corral_sim_load_config(const char *path, corral_arena_t *a, FILE *err,
  */
 int corral_sim_scenario(const char *path, const corral_sim_opts_t *opts);
 
-/*
- * Expand a Volcano Job into its PodGroup (named after the job) and pods named
- * <job>-<task>-<index>, as Volcano's job controller does. Everything is
- * allocated in arena a. Returns 0 or CORRAL_EINVAL.
- */
-int corral_vcjob_expand(corral_arena_t *a, const corral_obj_t *job, corral_obj_t **pg,
-                        corral_obj_t ***pods, size_t *npods);
-
 /* --- traces (SCENARIOS.md §2) ------------------------------------------------------------ */
 
 #define CORRAL_SIM_MAX_POLICIES 16

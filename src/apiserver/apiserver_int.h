@@ -9,7 +9,9 @@
  *   read.c       get and list
  *   write.c      create, update, patch (patch.c applies patch documents)
  *   delete.c     delete, deletecollection, graceful pod deletion
- *   subres.c     binding, eviction, log
+ *   subres.c     binding, eviction
+ *   logproxy.c   pods/log, proxied to the node agent's log server
+ *   nodeauthz.c  the Node authorizer and NodeRestriction admission
  *   watch.c      watch streams
  *   views.c      resources served as another shape of stored objects
  *   events_v1.c  events.k8s.io/v1 Events, a view of core v1 Events
@@ -92,6 +94,7 @@ struct corral_apiserver {
     corral__loop_t *loops;
     bool started, stopping;
     char listen_host[256];
+    int log_streams; /* proxied pods/log streams open (atomic) */
 };
 
 struct corral__loop {
@@ -136,7 +139,12 @@ struct corral__req {
     void *hctx;                        /* handler state across cont */
     void (*handler)(corral__req_t *r); /* the route's handler (run again on retry) */
     void (*cleanup)(corral__req_t *r); /* frees handler state if the client goes away */
-    corral_buf_t headers;              /* extra response headers ("Warning: ...\r\n") */
+    /* A stream that is not a watch (the pods/log proxy): called instead of
+     * the watch's functions when the client goes away and when the queued
+     * output has drained below the stream's mark. */
+    void (*stream_closed)(corral__req_t *r);
+    void (*stream_writable)(corral__req_t *r);
+    corral_buf_t headers; /* extra response headers ("Warning: ...\r\n") */
 };
 
 /* --- server.c: responses ------------------------------------------------------- */
@@ -151,6 +159,8 @@ void corral__reply_json(corral__req_t *r, int code, const char *json, size_t len
 /* Chunked streaming (watch). start sends the head; write frames one chunk;
  * end sends the last chunk and finishes the request. */
 void corral__stream_start(corral__req_t *r);
+/* The same with another status and Content-Type (the log proxy's text). */
+void corral__stream_start_as(corral__req_t *r, int code, const char *ctype);
 void corral__stream_write(corral__conn_t *c, const char *data, size_t len);
 /* One chunk made of several pieces. */
 struct iovec;
@@ -198,6 +208,21 @@ void corral__request_attrs(corral__req_t *r, corral_authz_attrs_t *a);
 bool corral__admit_rbac(corral__req_t *r, const corral_obj_t *o, const corral_val_t *cur);
 /* POST .../selfsubjectaccessreviews: may the requesting user do this? */
 void corral__h_ssar(corral__req_t *r);
+
+/* --- nodeauthz.c: the Node authorizer and NodeRestriction -------------------------------- */
+
+/* NAME when u is system:node:NAME in group system:nodes, else NULL. */
+const char *corral__node_of(const corral_user_t *u);
+/* Does the Node authorizer allow node's request a? When not, why gets its
+ * reason ("" when it has none) for the 403 if RBAC denies too. */
+bool corral__node_authorize(corral__req_t *r, const corral_authz_attrs_t *a, const char *node,
+                            char *why, size_t len);
+/* NodeRestriction of a create (cur NULL) or an update/patch of r's object
+ * by a node user (obj the object to store, cur the stored one). Replies
+ * 403 and returns false when refused; true for other users. */
+bool corral__admit_node(corral__req_t *r, const corral_val_t *obj, const corral_val_t *cur);
+/* The same for a delete (or, eviction true, an eviction) of cur. */
+bool corral__admit_node_delete(corral__req_t *r, const corral_val_t *cur, bool eviction);
 
 /* --- routes.c -------------------------------------------------------------------- */
 

@@ -12,6 +12,8 @@
  * else what the stored RBAC objects grant (the ClusterRoleBindings, and the
  * RoleBindings of the request's namespace), evaluated per request from the
  * loop's store reader, so a new binding takes effect on the next request.
+ * Node agents (system:node:NAME in system:nodes) are first asked of the
+ * Node authorizer (nodeauthz.c), then of RBAC like everybody else.
  * A denial is kube's 403 Forbidden with its wording. The request's
  * attributes (verb, group, resource, subresource, namespace, name) are
  * derived from the method and path as kube's RequestInfoFactory does, not
@@ -366,6 +368,10 @@ bool corral__authorize(corral__req_t *r)
         return true;
     corral_authz_attrs_t a;
     corral__request_attrs(r, &a);
+    const char *node = corral__node_of(r->user);
+    char why[256] = "";
+    if (node && corral__node_authorize(r, &a, node, why, sizeof(why)))
+        return true;
     rules_t rules;
     collect_rules(r, r->user, a.namespace, &rules);
     if (rules_allow(&rules, &a))
@@ -376,9 +382,11 @@ bool corral__authorize(corral__req_t *r)
     }
     char msg[1024];
     corral_rbac_forbidden_message(&a, msg, sizeof(msg));
-    if (rules.reason[0]) {
+    /* The reasons of the authorizers that denied, as kube's union joins them. */
+    if (why[0] || rules.reason[0]) {
         size_t n = strlen(msg);
-        snprintf(msg + n, sizeof(msg) - n, ": %s", rules.reason);
+        snprintf(msg + n, sizeof(msg) - n, ": %s%s%s", why, why[0] && rules.reason[0] ? ", " : "",
+                 rules.reason);
     }
     forbidden(r, &a, msg);
     return false;
@@ -575,6 +583,10 @@ static bool ssar_allowed(corral__req_t *r, const corral_val_t *spec)
         a.verb = attr_str(na, "verb");
         a.path = attr_str(na, "path");
     }
+    const char *node = corral__node_of(r->user);
+    char why[256];
+    if (node && corral__node_authorize(r, &a, node, why, sizeof(why)))
+        return true;
     rules_t rules;
     collect_rules(r, r->user, a.namespace, &rules);
     return rules_allow(&rules, &a);

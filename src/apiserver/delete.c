@@ -346,7 +346,7 @@ void corral__h_delete(corral__req_t *r)
     if (!corral__delopts_parse(r, body, o))
         return;
     corral__cur_t *cur = corral_arena_alloc(r->a, sizeof(*cur));
-    if (!corral__read_current(r, cur))
+    if (!corral__read_current(r, cur) || !corral__admit_node_delete(r, cur->tree, false))
         return;
     if (r->res->info->kind == CORRAL_KIND_NAMESPACE && !o->dry_run) {
         delete_namespace(r, cur);

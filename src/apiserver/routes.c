@@ -95,7 +95,7 @@ static const route_t routes[] = {
      corral__h_ssar,
      "SelfSubjectAccessReview (`kubectl auth can-i`): may the requesting user do this? (201)"},
     {"GET", POD "/log", SC_NONE, false, CORRAL_KIND_POD, corral__h_log,
-     "container log (served by the node agent; not yet, see docs/apiserver.md)"},
+     "container log (proxied to the node agent's log server)"},
 };
 
 /* Split path into segments (in arena). A trailing slash is ignored. */

@@ -106,7 +106,10 @@ static void conn_free(corral__conn_t *c)
 static void conn_close(corral__conn_t *c)
 {
     if (c->state == ST_STREAM && c->req.hctx) {
-        corral__watch_closed(c->req.hctx);
+        if (c->req.stream_closed)
+            c->req.stream_closed(&c->req);
+        else
+            corral__watch_closed(c->req.hctx);
         c->req.hctx = NULL;
     }
     if (c->bev) {
@@ -226,6 +229,11 @@ void corral__reply_json(corral__req_t *r, int code, const char *json, size_t len
 
 void corral__stream_start(corral__req_t *r)
 {
+    corral__stream_start_as(r, 200, "application/json");
+}
+
+void corral__stream_start_as(corral__req_t *r, int code, const char *ctype)
+{
     corral__conn_t *c = r->conn;
     c->state = ST_STREAM;
     set_read_timeout(c, false);
@@ -239,7 +247,7 @@ void corral__stream_start(corral__req_t *r)
      * reader is noticed (and dropped) instead of absorbing megabytes. */
     int sz = (int)(r->srv->opts.watch_buffer < (64 << 10) ? (64 << 10) : r->srv->opts.watch_buffer);
     setsockopt(bufferevent_getfd(c->bev), SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-    put_head(c, 200, "application/json", c->chunked_out ? "Transfer-Encoding: chunked\r\n" : "");
+    put_head(c, code, ctype, c->chunked_out ? "Transfer-Encoding: chunked\r\n" : "");
 }
 
 void corral__stream_write(corral__conn_t *c, const char *data, size_t len)
@@ -442,6 +450,8 @@ static void write_cb(struct bufferevent *bev, void *arg)
     corral__conn_t *c = arg;
     if (c->state == ST_CLOSING && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
         conn_close(c);
+    else if (c->state == ST_STREAM && c->req.hctx && c->req.stream_writable)
+        c->req.stream_writable(&c->req);
     else if (c->state == ST_STREAM && c->req.hctx)
         corral__watch_writable(c->req.hctx);
 }
@@ -660,7 +670,10 @@ static void loop_fini(corral__loop_t *loop)
     while (loop->conns) {
         corral__conn_t *c = loop->conns;
         if (c->state == ST_STREAM && c->req.hctx) {
-            corral__watch_closed(c->req.hctx);
+            if (c->req.stream_closed)
+                c->req.stream_closed(&c->req);
+            else
+                corral__watch_closed(c->req.hctx);
             c->req.hctx = NULL;
         }
         conn_free(c);

@@ -2,8 +2,8 @@
  * The pod subresources that are actions rather than views: binding (how the
  * scheduler places a pod: spec.nodeName, the Binding's annotations such as
  * corral.dev/gpu-ids, and the PodScheduled condition, all in one write),
- * eviction (a delete with the Eviction's options; no PodDisruptionBudgets
- * yet) and log (served by the node agent, which does not exist yet).
+ * and eviction (a delete with the Eviction's options; no PodDisruptionBudgets
+ * yet). pods/log is in logproxy.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -163,39 +163,7 @@ void corral__h_eviction(corral__req_t *r)
     if (!corral__delopts_parse(r, corral_val_get(body, "deleteOptions"), o))
         return;
     corral__cur_t *cur = corral_arena_alloc(r->a, sizeof(*cur));
-    if (!corral__read_current(r, cur))
+    if (!corral__read_current(r, cur) || !corral__admit_node_delete(r, cur->tree, true))
         return;
     corral__delete_one(r, cur, o, 201, true);
-}
-
-void corral__h_log(corral__req_t *r)
-{
-    corral__cur_t cur;
-    if (!corral__read_current(r, &cur))
-        return;
-    const char *container = corral__param(r, "container");
-    corral_val_t *cs = corral_val_get(corral_val_get(cur.tree, "spec"), "containers");
-    if (container && *container) {
-        bool found = false;
-        for (size_t i = 0; cs && cs->kind == CORRAL_VAL_SEQ && i < cs->n; i++) {
-            const char *n = corral_val_get_str(cs->items[i], "name");
-            found = found || (n && strcmp(n, container) == 0);
-        }
-        if (!found) {
-            corral__status(r, 400, "BadRequest", NULL, NULL, "container %s is not valid for pod %s",
-                           container, r->name);
-            return;
-        }
-    }
-    const char *node = corral_val_get_str(corral_val_get(cur.tree, "spec"), "nodeName");
-    if (!node || !*node) {
-        corral__status(r, 400, "BadRequest", NULL, NULL,
-                       "container in pod \"%s\" is waiting to start: the pod is not scheduled",
-                       r->name);
-        return;
-    }
-    corral__status(r, 503, "ServiceUnavailable", NULL, NULL,
-                   "no log source for pod \"%s\" on node \"%s\": logs are served by Corral's node "
-                   "agent, which is not running",
-                   r->name, node);
 }

@@ -226,7 +226,8 @@ void corral__h_create(corral__req_t *r)
     if (r->res->info->kind == CORRAL_KIND_POD && !admit_priority(r, obj))
         return;
     corral_obj_t *o = NULL;
-    if (!corral__validate(r, obj, &o) || !corral__admit_rbac(r, o, NULL))
+    if (!corral__validate(r, obj, &o) || !corral__admit_rbac(r, o, NULL) ||
+        !corral__admit_node(r, obj, NULL))
         return;
     after_validate(r->a, obj, o);
     corral_buf_t attrs;
@@ -478,7 +479,8 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
     corral_val_t *nm = corral__meta(r->a, next);
     confirm_terminated(r, next);
     corral_obj_t *o = NULL;
-    if (!corral__validate(r, next, &o) || !corral__admit_rbac(r, o, cur->tree))
+    if (!corral__validate(r, next, &o) || !corral__admit_rbac(r, o, cur->tree) ||
+        !corral__admit_node(r, next, cur->tree))
         return;
     /* After validation, which wrote the defaults the stored object has. */
     if (!(flags & CORRAL__UPD_BINDING) && spec_changed(cur->tree, next)) {

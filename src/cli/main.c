@@ -24,6 +24,8 @@ static const command_t commands[] = {
     {"describe", corral_cmd_describe, "show one object in detail with its events"},
     {"delete", corral_cmd_delete, "delete objects by kind and name, or those of manifests"},
     {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
+    {"controller", corral_cmd_controller,
+     "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
     {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},
 };
 

@@ -80,9 +80,10 @@ expect_out "Min Available:"
 expect_exit 1 "$CORRAL" describe pod nope
 expect_out 'pods "nope" not found'
 
-# logs: served by the node agent; without one the server says so.
+# logs: proxied to the log server the pod's Node advertises; this node
+# advertises none (no agent runs here), and the server says so.
 expect_exit 1 "$CORRAL" logs cuda-vector-add --tail 5
-expect_out "node agent"
+expect_out 'node "gpu-node-1" advertises no log endpoint'
 
 # get -w prints the list, then each change.
 "$CORRAL" get pods -w >"$TMP/watch" 2>&1 &

@@ -101,7 +101,7 @@ wait "$watch_pid" 2>/dev/null
 # logs: an unscheduled pod has none yet (kube's message), a bound one is
 # served by its node agent (none runs here).
 expect_exit 1 K logs web
-expect_out 'container in pod "web" is waiting to start'
+expect_out 'in pod "web" is waiting to start'
 
 # RBAC: alice may do nothing until bound; then only what her Role grants.
 expect_exit 1 A get pods

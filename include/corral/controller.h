@@ -1,0 +1,43 @@
+/*
+ * The controllers (`corral controller`): Volcano's Job controller (PodGroup
+ * and pods per task, lifecycle policies, retries, the job state machine),
+ * PodGroup and Queue status, garbage collection by ownerReferences, and node
+ * lifecycle (an expired Lease makes a node Ready=Unknown and tainted
+ * unreachable; its pods are evicted after their tolerationSeconds). All of
+ * them are clients of the API server: informers in, plain requests out.
+ * docs/controller.md says what each one does and where it differs from
+ * upstream.
+ */
+#ifndef CORRAL_CONTROLLER_H
+#define CORRAL_CONTROLLER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "corral/client.h"
+
+typedef struct corral_controller_opts {
+    const corral_client_config_t *cfg; /* where the API server is (borrowed) */
+    int64_t node_monitor_grace_ns;     /* lease age that makes a node Unknown; 0: 40 s */
+    int64_t node_monitor_period_ns;    /* how often nodes are checked; 0: 5 s */
+    int64_t default_toleration_s;      /* unreachable:NoExecute without a toleration; <0: 300 */
+    int64_t status_period_ns;          /* PodGroup/Queue status at most this often; 0: 1 s */
+    int workers;                       /* accepted for compatibility; reconciling is serial */
+    FILE *log;                         /* one line per action taken; NULL: quiet */
+} corral_controller_opts_t;
+
+/*
+ * Run until *stop becomes non-zero (set it from a signal-handling thread,
+ * then call corral_controller_wake). Returns 0 on a clean stop, or a
+ * negative code with a message in err when the informers cannot start.
+ */
+typedef struct corral_controller corral_controller_t;
+
+int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
+                          size_t errlen);
+int corral_controller_run(corral_controller_t *c, const volatile int *stop);
+/* Make a waiting corral_controller_run look at its stop flag now (any thread). */
+void corral_controller_wake(corral_controller_t *c);
+void corral_controller_free(corral_controller_t *c);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * `corral controller`: run the controllers (Volcano Job, PodGroup and
+ * Queue status, garbage collection, node lifecycle) against an API server
+ * until SIGINT or SIGTERM. Signals are taken with sigwait on a thread of
+ * their own, which sets the stop flag and wakes the loop.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/kubecli.h"
+#include "corral/controller.h"
+#include "corral/timefmt.h"
+
+static const char usage_text[] =
+    "usage: corral controller [--server URL | --kubeconfig FILE] [--token T] [options]\n"
+    "\n"
+    "Runs the Volcano Job controller, PodGroup and Queue status, garbage collection\n"
+    "by ownerReferences and node lifecycle against an API server (docs/controller.md).\n"
+    "\n"
+    "  --node-monitor-grace-period DUR  a node whose Lease is not renewed for this long\n"
+    "                                   becomes Ready=Unknown and tainted unreachable (40s)\n"
+    "  --node-monitor-period DUR        how often nodes are checked (5s)\n"
+    "  --default-toleration-seconds N   how long pods without a toleration for\n"
+    "                                   node.kubernetes.io/unreachable stay (300)\n"
+    "  --status-period DUR              PodGroup and Queue status at most this often (500ms)\n"
+    "  --workers N                      accepted; reconciling is serial\n"
+    "  --leader-elect=false             leader election is not available in this build\n"
+    "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
+
+enum {
+    OPT_GRACE = 3000,
+    OPT_PERIOD,
+    OPT_TOLERATION,
+    OPT_STATUS,
+    OPT_WORKERS,
+    OPT_LEADER,
+};
+
+static volatile int stop_flag;
+
+typedef struct sigctx {
+    sigset_t set;
+    corral_controller_t *c;
+} sigctx_t;
+
+static void *sig_thread(void *arg)
+{
+    sigctx_t *s = arg;
+    int sig = 0;
+    sigwait(&s->set, &sig);
+    fprintf(stderr, "corral controller: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    stop_flag = 1;
+    corral_controller_wake(s->c);
+    return NULL;
+}
+
+static bool duration(const char *arg, const char *flag, int64_t *out)
+{
+    if (corral_duration_parse(arg, strlen(arg), out) != 0 || *out <= 0) {
+        fprintf(stderr, "corral controller: %s: invalid duration '%s' (e.g. 40s, 500ms)\n", flag,
+                arg);
+        return false;
+    }
+    return true;
+}
+
+static bool number(const char *arg, const char *flag, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(arg, &end, 10);
+    if (!*arg || *end || v < 0) {
+        fprintf(stderr, "corral controller: %s: not a number of seconds: '%s'\n", flag, arg);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts_t *o)
+{
+    static const struct option longopts[] = {
+        {"node-monitor-grace-period", required_argument, NULL, OPT_GRACE},
+        {"node-monitor-period", required_argument, NULL, OPT_PERIOD},
+        {"default-toleration-seconds", required_argument, NULL, OPT_TOLERATION},
+        {"status-period", required_argument, NULL, OPT_STATUS},
+        {"workers", required_argument, NULL, OPT_WORKERS},
+        {"leader-elect", optional_argument, NULL, OPT_LEADER},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        CORRAL__CLI_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+    int64_t n = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "s:n:qh", longopts, NULL)) != -1) {
+        if (corral__cli_opt(k, ch, optarg))
+            continue;
+        bool ok = true;
+        switch (ch) {
+        case OPT_GRACE:
+            ok = duration(optarg, "--node-monitor-grace-period", &o->node_monitor_grace_ns);
+            break;
+        case OPT_PERIOD:
+            ok = duration(optarg, "--node-monitor-period", &o->node_monitor_period_ns);
+            break;
+        case OPT_STATUS:
+            ok = duration(optarg, "--status-period", &o->status_period_ns);
+            break;
+        case OPT_TOLERATION:
+            ok = number(optarg, "--default-toleration-seconds", &o->default_toleration_s);
+            break;
+        case OPT_WORKERS:
+            ok = number(optarg, "--workers", &n);
+            o->workers = (int)n;
+            break;
+        case OPT_LEADER:
+            if (!optarg || strcmp(optarg, "false") != 0) {
+                fprintf(stderr, "corral controller: --leader-elect: leader election is not "
+                                "available in this build; use --leader-elect=false\n");
+                ok = false;
+            }
+            break;
+        case 'q':
+            o->log = NULL;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return CORRAL_EXIT_OK;
+        default:
+            fputs(usage_text, stderr);
+            return CORRAL_EXIT_INVALID;
+        }
+        if (!ok)
+            return CORRAL_EXIT_INVALID;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "corral controller: unexpected argument '%s'\n", argv[optind]);
+        return CORRAL_EXIT_INVALID;
+    }
+    return -1;
+}
+
+int corral_cmd_controller(int argc, char **argv)
+{
+    corral__cli_t k;
+    corral__cli_init(&k, "corral controller");
+    corral_controller_opts_t o = {.default_toleration_s = -1, .log = stderr};
+    int rc = parse(argc, argv, &k, &o);
+    if (rc >= 0 || !corral__cli_connect(&k)) {
+        corral__cli_fini(&k);
+        return rc >= 0 ? rc : CORRAL_EXIT_FAIL;
+    }
+    o.cfg = &k.cfg;
+    if (o.status_period_ns <= 0)
+        o.status_period_ns = 500 * INT64_C(1000000);
+    sigctx_t s;
+    sigemptyset(&s.set);
+    sigaddset(&s.set, SIGINT);
+    sigaddset(&s.set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &s.set, NULL);
+    char err[512] = "";
+    if (corral_controller_new(&o, &s.c, err, sizeof(err)) != 0) {
+        fprintf(stderr, "corral controller: %s\n", err);
+        corral__cli_fini(&k);
+        return CORRAL_EXIT_FAIL;
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, sig_thread, &s);
+    fprintf(stderr, "corral controller: watching %s\n", k.cfg.server);
+    corral_controller_run(s.c, &stop_flag);
+    pthread_join(th, NULL);
+    corral_controller_free(s.c);
+    corral__cli_fini(&k);
+    return CORRAL_EXIT_OK;
+}

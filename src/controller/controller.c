@@ -1,0 +1,296 @@
+/*
+ * `corral controller`'s loop: informers on Volcano Jobs, pods, PodGroups,
+ * Queues, Nodes and the Leases in kube-node-lease feed one event queue; one
+ * thread drains it into the cache, tells each controller what changed, then
+ * reconciles the dirty jobs, runs the garbage collector, and fires the
+ * timers that are due (node checks, eviction deadlines, job TTLs and
+ * retries, the PodGroup/Queue status pass). Writes are plain requests on
+ * one connection. Events older than the cached object (a response already
+ * put there) are dropped by resourceVersion.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/controller_int.h"
+#include "corral/timefmt.h"
+
+/* --- requests ------------------------------------------------------------------------------ */
+
+const char *corral__ctl_path(corral_arena_t *a, const corral_kind_info_t *k, const char *ns,
+                             const char *name, const char *sub)
+{
+    const char *prefix = k->group[0] ? "/apis/" : "/api/";
+    return corral_arena_printf(a, "%s%s%s%s%s/%s%s%s%s%s", prefix, k->api_version,
+                               ns && k->namespaced ? "/namespaces/" : "",
+                               ns && k->namespaced ? ns : "", "", k->plural, name ? "/" : "",
+                               name ? name : "", sub ? "/" : "", sub ? sub : "");
+}
+
+void corral__ctl_log(corral_controller_t *c, const char *fmt, ...)
+{
+    if (!c->o.log)
+        return;
+    char ts[40];
+    corral_time_format(corral__wall_us(), true, ts, sizeof(ts));
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(c->o.log, "%s corral controller: ", ts);
+    vfprintf(c->o.log, fmt, ap);
+    fputc('\n', c->o.log);
+    fflush(c->o.log);
+    va_end(ap);
+}
+
+long corral__ctl_send(corral_controller_t *c, const char *method, const char *path,
+                      const char *ctype, const corral_buf_t *body, corral_buf_t *out)
+{
+    corral_client_resp_t r;
+    corral_client_resp_init(&r);
+    if (strcmp(method, "GET") != 0)
+        c->actions++;
+    int rc = corral_client_request(c->cl, method, path, ctype, body ? corral_buf_str(body) : NULL,
+                                   body ? body->len : 0, &r);
+    long code = rc == 0 ? r.code : 0;
+    if (rc != 0) {
+        corral__ctl_log(c, "%s %s: %s", method, path, r.error);
+    } else if (code >= 300 && !(code == 404 && !strcmp(method, "GET")) &&
+               !(code == 404 && !strcmp(method, "DELETE")) && code != 409) {
+        char reason[64], msg[512];
+        corral_client_error(&r, reason, sizeof(reason), msg, sizeof(msg));
+        corral__ctl_log(c, "%s %s: HTTP %ld: %s", method, path, code, msg);
+    }
+    if (out && rc == 0)
+        corral_buf_append(out, r.body.p ? r.body.p : "", r.body.len);
+    corral_client_resp_fini(&r);
+    return code;
+}
+
+bool corral__ctl_delete(corral_controller_t *c, const corral_obj_t *o, int64_t grace)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const char *path = corral__ctl_path(&a, o->info, o->meta.namespace, o->meta.name, NULL);
+    corral_buf_t body;
+    corral_buf_init(&body);
+    corral_buf_puts(&body, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\"");
+    if (grace >= 0)
+        corral_buf_printf(&body, ",\"gracePeriodSeconds\":%lld", (long long)grace);
+    if (o->meta.uid)
+        corral_buf_printf(&body, ",\"preconditions\":{\"uid\":\"%s\"}", o->meta.uid);
+    corral_buf_puts(&body, ",\"propagationPolicy\":\"Background\"}");
+    long code = corral__ctl_send(c, "DELETE", path, NULL, &body, NULL);
+    corral_buf_fini(&body);
+    corral_arena_fini(&a);
+    return code == 200 || code == 202 || code == 404 || code == 409;
+}
+
+/* --- setup --------------------------------------------------------------------------------- */
+
+typedef struct inf_spec {
+    corral_kind_t kind;
+    const char *ns;
+} inf_spec_t;
+
+static const inf_spec_t informers[CORRAL__NINF] = {
+    {CORRAL_KIND_VCJOB, NULL}, {CORRAL_KIND_POD, NULL},  {CORRAL_KIND_PODGROUP, NULL},
+    {CORRAL_KIND_QUEUE, NULL}, {CORRAL_KIND_NODE, NULL}, {CORRAL_KIND_LEASE, "kube-node-lease"},
+};
+
+int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
+                          size_t errlen)
+{
+    corral_controller_t *c = corral_calloc(1, sizeof(*c));
+    c->o = *o;
+    if (c->o.node_monitor_grace_ns <= 0)
+        c->o.node_monitor_grace_ns = 40 * CORRAL_NS_PER_SEC;
+    if (c->o.node_monitor_period_ns <= 0)
+        c->o.node_monitor_period_ns = 5 * CORRAL_NS_PER_SEC;
+    if (c->o.default_toleration_s < 0)
+        c->o.default_toleration_s = 300;
+    if (c->o.status_period_ns <= 0)
+        c->o.status_period_ns = CORRAL_NS_PER_SEC;
+    c->cl = corral_client_new(o->cfg);
+    c->q = corral_evq_new();
+    corral__cache_init(&c->cache);
+    for (size_t i = 0; i < CORRAL__NINF; i++) {
+        corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
+        int rc = corral_informer_start(o->cfg, &io, c->q, &c->inf[i], err, errlen);
+        if (rc != 0) {
+            corral_controller_free(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return 0;
+}
+
+void corral_controller_wake(corral_controller_t *c)
+{
+    corral_evq_wake(c->q);
+}
+
+void corral_controller_free(corral_controller_t *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < CORRAL__NINF; i++)
+        corral_informer_stop(c->inf[i]);
+    corral_evq_free(c->q);
+    corral__cache_fini(&c->cache);
+    corral__timers_fini(&c->timers);
+    corral_free(c->dirty.items);
+    corral_free(c->gcq.items);
+    corral_client_free(c->cl);
+    corral_free(c);
+}
+
+/* --- events -------------------------------------------------------------------------------- */
+
+static bool older(const char *rv, const char *cached)
+{
+    char *e1, *e2;
+    unsigned long long a = strtoull(rv, &e1, 10), b = strtoull(cached, &e2, 10);
+    return *rv && *cached && !*e1 && !*e2 && a < b;
+}
+
+static void drop_from(corral__entries_t *l, const corral__entry_t *e)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->items[i] == e)
+            l->items[i--] = l->items[--l->n];
+    }
+}
+
+static void on_deleted(corral_controller_t *c, corral_watch_ev_t *ev)
+{
+    corral__entry_t *e = corral__cache_get(&c->cache, ev->kind, ev->ns, ev->name);
+    if (!e)
+        return;
+    corral__jobs_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
+    char *uid = e->uid ? corral_strdup(e->uid) : NULL;
+    if (e->dirty)
+        drop_from(&c->dirty, e);
+    if (e->gc_check)
+        drop_from(&c->gcq, e);
+    corral__cache_del(&c->cache, e);
+    if (uid)
+        corral__gc_on_delete(c, uid);
+    corral_free(uid);
+}
+
+static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
+{
+    if (ev->type == CORRAL_WATCH_SYNCED) {
+        /* By the kinds whose SYNCED came: an informer may queue it before
+         * corral_informer_synced says so. */
+        c->synced_kinds |= 1u << ev->kind;
+        bool all = true;
+        for (size_t i = 0; i < CORRAL__NINF; i++)
+            all = all && (c->synced_kinds & (1u << informers[i].kind));
+        if (all && !c->synced) {
+            c->synced = true;
+            corral__ctl_log(c, "caches synced");
+            corral__timers_push(&c->timers, corral__mono_ns(), CORRAL__T_GC, NULL);
+        }
+        corral_watch_ev_free(ev);
+        return;
+    }
+    c->status_dirty = true;
+    if (ev->type == CORRAL_WATCH_DELETED || !ev->obj) {
+        on_deleted(c, ev);
+        corral_watch_ev_free(ev);
+        return;
+    }
+    corral__entry_t *cur = corral__cache_get(&c->cache, ev->kind, ev->ns, ev->name);
+    if (cur && older(ev->rv, cur->ev->rv)) {
+        corral_watch_ev_free(ev);
+        return;
+    }
+    corral_watch_ev_t *old = NULL;
+    corral_watch_type_t type = ev->type;
+    corral__entry_t *e = corral__cache_put(&c->cache, ev, &old);
+    const corral_obj_t *oldobj = old ? old->obj : NULL;
+    corral__jobs_on_event(c, e, oldobj, type);
+    corral__nodes_on_event(c, e, oldobj);
+    if (e->nowners) {
+        bool known = true;
+        for (size_t i = 0; i < e->nowners; i++)
+            known = known && corral__cache_by_uid(&c->cache, e->owners[i]);
+        if (!known)
+            corral__gc_queue(c, e);
+    }
+    corral_watch_ev_free(old);
+}
+
+/* --- timers and the loop ------------------------------------------------------------------- */
+
+static void fire(corral_controller_t *c, corral__timer_t *t)
+{
+    if (t->kind == CORRAL__T_NODES) {
+        if (!t->key)
+            corral__timers_push(&c->timers, corral__mono_ns() + c->o.node_monitor_period_ns,
+                                CORRAL__T_NODES, NULL);
+        else
+            c->evict_timer_at = 0;
+        corral__nodes_pass(c);
+    } else if (t->kind == CORRAL__T_JOB && t->key) {
+        const char *slash = strchr(t->key, '/');
+        if (slash) {
+            char ns[300];
+            snprintf(ns, sizeof(ns), "%.*s", (int)(slash - t->key), t->key);
+            corral__entry_t *e = corral__cache_get(&c->cache, CORRAL_KIND_VCJOB, ns, slash + 1);
+            if (e)
+                corral__mark_job(c, e);
+        }
+    } else if (t->kind == CORRAL__T_STATUS) {
+        c->status_timer = false;
+        if (c->status_dirty && c->synced)
+            corral__status_sync(c);
+    } else if (t->kind == CORRAL__T_GC) {
+        corral__gc_run(c);
+    }
+    corral_free(t->key);
+}
+
+static void reconcile(corral_controller_t *c)
+{
+    if (!c->synced)
+        return;
+    while (c->dirty.n) {
+        corral__entry_t *e = c->dirty.items[--c->dirty.n];
+        e->dirty = false;
+        corral__jobs_reconcile(c, e);
+    }
+    corral__gc_run(c);
+    if (c->status_dirty && !c->status_timer) {
+        c->status_timer = true;
+        corral__timers_push(&c->timers, corral__mono_ns() + c->o.status_period_ns, CORRAL__T_STATUS,
+                            NULL);
+    }
+}
+
+int corral_controller_run(corral_controller_t *c, const volatile int *stop)
+{
+    corral_client_set_abort(c->cl, stop);
+    corral__timers_push(&c->timers, corral__mono_ns() + c->o.node_monitor_period_ns,
+                        CORRAL__T_NODES, NULL);
+    while (!*stop) {
+        int64_t wait = corral__timers_next(&c->timers, corral__mono_ns());
+        int ms = wait < 0 || wait > 1000000000 ? 1000 : (int)(wait / 1000000);
+        corral_watch_ev_t *list = corral_evq_take(c->q, ms);
+        while (list) {
+            corral_watch_ev_t *next = list->next;
+            on_event(c, list);
+            list = next;
+        }
+        reconcile(c);
+        corral__timer_t t;
+        while (!*stop && corral__timers_pop_due(&c->timers, corral__mono_ns(), &t)) {
+            fire(c, &t);
+            reconcile(c);
+        }
+    }
+    return 0;
+}
