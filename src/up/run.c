@@ -12,7 +12,6 @@
  * Components whose subcommand this build lacks (`corral X --help` fails)
  * are reported and skipped rather than restarted forever.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -28,6 +27,7 @@
 
 #include "corral/buf.h"
 #include "corral/common.h"
+#include "corral/gpu.h"
 #include "corral/io.h"
 #include "up/up_int.h"
 
@@ -35,28 +35,15 @@
 #define NODE_WAIT_S       20.0
 #define QUICKSTART_SAMPLE "examples/quickstart/gpu-job.yaml"
 
-/*
- * Are there NVIDIA GPUs here? NVML through dlopen (no build-time
- * dependency). The agent's own discovery (corral_gpu_discover of
- * include/corral/gpu.h) does the real work; this only picks between one
- * NVML node and simulated ones, so it stays small and swappable.
- */
+/* Are there NVIDIA GPUs here? NVML as the agent sees it (include/corral/gpu.h;
+ * CORRAL_NVML_LIB names another library, for tests). */
 static bool probe_nvml(void)
 {
-    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return false;
-    int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
-    int (*count)(unsigned *) = (int (*)(unsigned *))dlsym(h, "nvmlDeviceGetCount_v2");
-    int (*shutdown)(void) = (int (*)(void))dlsym(h, "nvmlShutdown");
-    unsigned n = 0;
-    bool ok = init && count && shutdown && init() == 0;
-    if (ok) {
-        ok = count(&n) == 0 && n > 0;
-        shutdown();
-    }
-    dlclose(h);
-    return ok;
+    corral_gpu_inventory_t inv;
+    char err[512];
+    bool found = corral_gpu_discover("nvml", NULL, &inv, err, sizeof(err)) == 0 && inv.n > 0;
+    corral_gpu_inventory_fini(&inv);
+    return found;
 }
 
 static int mkdirs(const corral_up_plan_t *p, char *err, size_t errlen)
