@@ -123,9 +123,9 @@ static int write_creds(const corral_up_plan_t *p, const char *ca, char *err, siz
     rc = corral_up_kubeconfig_write(path, p->server, ca, "hollow", NULL, err, errlen);
     corral_buf_t b;
     corral_buf_init(&b);
+    /* `corral agent --token-file`: "NODE,TOKEN" lines. */
     for (size_t i = 3 + p->nnodes; i < p->nids; i++)
-        corral_buf_printf(&b, "%s,%s,%s,\"%s\"\n", p->ids[i].token, p->ids[i].user, p->ids[i].user,
-                          p->ids[i].groups);
+        corral_buf_printf(&b, "%s,%s\n", p->ids[i].user + strlen("system:node:"), p->ids[i].token);
     snprintf(path, sizeof(path), "%s/kubeconfigs/hollow-tokens.csv", p->dir);
     if (rc == 0)
         rc = corral__up_write_file(path, corral_buf_str(&b), b.len, 0600, err, errlen);
