@@ -120,7 +120,11 @@ static int write_creds(const corral_up_plan_t *p, const char *ca, char *err, siz
     if (rc != 0 || p->nids == 3 + p->nnodes)
         return rc;
     snprintf(path, sizeof(path), "%s/kubeconfigs/hollow.kubeconfig", p->dir);
-    rc = corral_up_kubeconfig_write(path, p->server, ca, "hollow", NULL, err, errlen);
+    /* The hollow agent's shared connection (its pod informer) is the first
+     * hollow node: a node may list and watch all pods; writes for each node
+     * go with that node's own token. */
+    const corral_up_ident_t *first = &p->ids[3 + p->nnodes];
+    rc = corral_up_kubeconfig_write(path, p->server, ca, first->user, first->token, err, errlen);
     corral_buf_t b;
     corral_buf_init(&b);
     /* `corral agent --token-file`: "NODE,TOKEN" lines. */
