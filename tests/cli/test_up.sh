@@ -50,6 +50,10 @@ gone() {
     ps -o pid,args -p "${left// /,}" 2>/dev/null
 }
 
+# The RBAC manifests corral up applies are valid as shipped.
+expect_exit 0 "$CORRAL" validate -f deploy/
+expect_out "ok  ClusterRole/corral:scheduler"
+
 start_up
 OUT=$(cat "$TMP/up.out")
 expect_out "https://127.0.0.1:$PORT"
