@@ -33,7 +33,7 @@
 
 #define LOG_MAX_DEFAULT   ((long)64 << 20)
 #define NODE_WAIT_S       20.0
-#define QUICKSTART_SAMPLE "examples/quickstart/gpu-job.yaml"
+#define QUICKSTART_SAMPLE "examples/quickstart/gang-2x8.yaml"
 
 /* Are there NVIDIA GPUs here? NVML as the agent sees it (include/corral/gpu.h;
  * CORRAL_NVML_LIB names another library, for tests). */
