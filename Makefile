@@ -1,6 +1,8 @@
 # Corral: one non-recursive GNU Makefile.
 #
 #   make                      build build/corral
+#   make up                   install deps, build, run the platform here: `corral up $(UP_ARGS)`
+#                             (docs/up.md; e.g. make up UP_ARGS="--sim-nodes 4")
 #   make test                 install test deps, lint, unit + scenario + CLI tests,
 #                             the unit tests again under ASan/UBSan, fuzz corpus replay
 #   make SAN=address,undefined   sanitizer build under build/san/
@@ -57,10 +59,16 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all bench-sim deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all up bench-sim deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay \
         lint format bench clean
 
 all: $(B)/corral
+
+# The platform on this machine, in the foreground until Ctrl-C.
+UP_ARGS ?=
+up: deps
+	@$(M) all
+	$(B)/corral up $(UP_ARGS)
 
 # Order-only: checking packages never forces a rebuild.
 deps:
@@ -190,5 +198,8 @@ clean:
 
 # Keep objects make would treat as intermediate (fuzz and bench mains).
 .SECONDARY:
+
+# src/up/rbac.c assembles deploy/rbac/*.yaml into the binary (.incbin).
+$(B)/obj/src/up/rbac.o: $(wildcard deploy/rbac/*.yaml)
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

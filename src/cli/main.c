@@ -28,6 +28,7 @@ static const command_t commands[] = {
     {"agent-shim", corral_cmd_agent_shim, NULL}, /* internal: runs one container */
     {"controller", corral_cmd_controller,
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
+    {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},
 };
 
 static void usage(FILE *fp)

@@ -1,0 +1,249 @@
+/*
+ * The plan of `corral up` (include/corral/up.h): from the options, where
+ * every file lives under the data directory, which identities get tokens,
+ * and the exact command line of every component. Pure (nothing is written or
+ * started), so tests check the command lines without running them.
+ *
+ * Layout of DIR:
+ *   up.lock                 held (flock) by the running `corral up`
+ *   pki/ca.crt, ca.key      the CA; pki/apiserver.crt, .key the serving pair
+ *   tokens.csv              the API server's token file (0600)
+ *   kubeconfig              the admin's kubeconfig (0600)
+ *   kubeconfigs/NAME.kubeconfig   one per component (0600)
+ *   apiserver/              the API server's SQLite store
+ *   agents/NODE/            each agent's root (pod directories, logs)
+ *   logs/COMPONENT.log      each component's stdout and stderr
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corral/auth.h"
+#include "corral/common.h"
+#include "corral/up.h"
+
+#define DEFAULT_LISTEN  "127.0.0.1:6443"
+#define DEFAULT_PROFILE "h100-sxm-8"
+#define MAX_ARGS        32
+
+void corral_up_default_dir(char *out, size_t len)
+{
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg == '/')
+        snprintf(out, len, "%s/corral", xdg);
+    else
+        snprintf(out, len, "%s/.local/share/corral", home && *home ? home : ".");
+}
+
+/* "HOST:PORT", "[V6]:PORT" or ":PORT" into host and port. */
+static int parse_listen(corral_up_plan_t *p, const char *listen, char *err, size_t errlen)
+{
+    const char *colon = strrchr(listen, ':');
+    const char *h = listen;
+    size_t hl = colon ? (size_t)(colon - listen) : 0;
+    bool bracketed = hl >= 2 && h[0] == '[' && h[hl - 1] == ']';
+    if (bracketed) {
+        h++;
+        hl -= 2;
+    }
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || !colon[1] || *end || port < 1 || port > 65535) {
+        snprintf(err, errlen, "--listen wants HOST:PORT with a port from 1 to 65535, got \"%s\"",
+                 listen);
+        return CORRAL_EINVAL;
+    }
+    p->host = corral_arena_strndup(&p->a, hl ? h : "127.0.0.1", hl ? hl : strlen("127.0.0.1"));
+    unsigned char buf[16];
+    if ((bracketed || strchr(p->host, ':')) && inet_pton(AF_INET6, p->host, buf) != 1) {
+        snprintf(err, errlen, "--listen: \"%s\" is not an IPv6 address", p->host);
+        return CORRAL_EINVAL;
+    }
+    p->port = (int)port;
+    /* Clients on this machine reach a wildcard listener through loopback. */
+    const char *via = p->host;
+    if (!strcmp(via, "0.0.0.0"))
+        via = "127.0.0.1";
+    else if (!strcmp(via, "::"))
+        via = "::1";
+    p->server = strchr(via, ':') ? corral_arena_printf(&p->a, "https://[%s]:%d", via, p->port)
+                                 : corral_arena_printf(&p->a, "https://%s:%d", via, p->port);
+    return 0;
+}
+
+/* A node name from a hostname: lower case, [a-z0-9.-] only. */
+static char *node_name(corral_arena_t *a, const char *given)
+{
+    char hn[256] = "";
+    if (given && *given)
+        snprintf(hn, sizeof(hn), "%s", given);
+    else if (gethostname(hn, sizeof(hn) - 1) != 0 || !*hn)
+        snprintf(hn, sizeof(hn), "localhost");
+    for (char *c = hn; *c; c++) {
+        *c = (char)tolower((unsigned char)*c);
+        if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-')
+            *c = '-';
+    }
+    return corral_arena_strdup(a, hn);
+}
+
+/* DIR/rel + name + ext (name and ext may be NULL). */
+static char *path3(corral_up_plan_t *p, const char *rel, const char *name, const char *ext)
+{
+    return corral_arena_printf(&p->a, "%s/%s%s%s", p->dir, rel, name ? name : "", ext ? ext : "");
+}
+
+static char *path(corral_up_plan_t *p, const char *rel)
+{
+    return path3(p, rel, NULL, NULL);
+}
+
+static void add_ident(corral_up_plan_t *p, const char *user, const char *groups)
+{
+    corral_up_ident_t *id = &p->ids[p->nids++];
+    memset(id, 0, sizeof(*id));
+    id->user = corral_arena_strdup(&p->a, user);
+    id->groups = groups;
+}
+
+/* Append a component; the variadic arguments follow "corral" and end with
+ * NULL. */
+static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tier,
+                     const char *const *args)
+{
+    corral_up_component_t *c = &p->comps[p->ncomps++];
+    c->name = corral_arena_strdup(&p->a, name);
+    c->command = args[0];
+    c->tier = tier;
+    c->argv = corral_arena_alloc(&p->a, (MAX_ARGS + 2) * sizeof(char *));
+    c->argv[0] = corral_arena_strdup(&p->a, "corral");
+    int n = 1;
+    for (size_t i = 0; args[i] && n <= MAX_ARGS; i++)
+        c->argv[n++] = corral_arena_strdup(&p->a, args[i]);
+    c->argv[n] = NULL;
+    c->argc = n;
+}
+
+static void plan_control(corral_up_plan_t *p, const char *listen)
+{
+    const char *api[] = {"apiserver",
+                         "--data-dir",
+                         path(p, "apiserver"),
+                         "--listen",
+                         listen,
+                         "--token-auth-file",
+                         path(p, "tokens.csv"),
+                         "--tls-cert-file",
+                         path(p, "pki/apiserver.crt"),
+                         "--tls-private-key-file",
+                         path(p, "pki/apiserver.key"),
+                         NULL};
+    add_comp(p, "apiserver", CORRAL_UP_TIER_API, api);
+    const char *sched[] = {"scheduler",
+                           "--kubeconfig",
+                           path(p, "kubeconfigs/scheduler.kubeconfig"),
+                           "--scheduler-name",
+                           "corral,volcano,default-scheduler",
+                           NULL};
+    add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
+    const char *ctrl[] = {"controller", "--kubeconfig",
+                          path(p, "kubeconfigs/controller.kubeconfig"), NULL};
+    add_comp(p, "controller", CORRAL_UP_TIER_CONTROL, ctrl);
+}
+
+static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
+{
+    const char *gpus = p->real_gpus ? "nvml" : corral_arena_printf(&p->a, "sim:%s", profile);
+    for (size_t i = 0; i < p->nnodes; i++) {
+        const char *node = p->nodes[i];
+        const char *args[] = {"agent",
+                              "--node-name",
+                              node,
+                              "--gpus",
+                              gpus,
+                              "--root",
+                              path3(p, "agents/", node, NULL),
+                              "--stop-pods-on-exit",
+                              "--kubeconfig",
+                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"),
+                              NULL};
+        add_comp(p, corral_arena_printf(&p->a, "agent-%s", node), CORRAL_UP_TIER_AGENT, args);
+    }
+    if (hollow > 0) {
+        const char *args[] = {"agent",
+                              "--runtime",
+                              "hollow",
+                              "--hollow-nodes",
+                              corral_arena_printf(&p->a, "%d", hollow),
+                              "--node-prefix",
+                              "hollow-",
+                              "--gpus",
+                              corral_arena_printf(&p->a, "sim:%s", profile),
+                              "--token-file",
+                              path(p, "kubeconfigs/hollow-tokens.csv"),
+                              "--kubeconfig",
+                              path(p, "kubeconfigs/hollow.kubeconfig"),
+                              NULL};
+        add_comp(p, "agent-hollow", CORRAL_UP_TIER_AGENT, args);
+    }
+}
+
+int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *p, char *err,
+                   size_t errlen)
+{
+    memset(p, 0, sizeof(*p));
+    corral_arena_init(&p->a);
+    const char *gpus = o->gpus ? o->gpus : "auto";
+    const char *profile = o->sim_profile ? o->sim_profile : DEFAULT_PROFILE;
+    if (!strncmp(gpus, "sim:", 4) && gpus[4])
+        profile = gpus + 4;
+    else if (strcmp(gpus, "auto") != 0 && strcmp(gpus, "nvml") != 0) {
+        snprintf(err, errlen, "--gpus wants auto, nvml or sim:PROFILE, got \"%s\"", gpus);
+        return CORRAL_EINVAL;
+    }
+    if (o->sim_nodes < 0 || o->sim_nodes > 1000 || o->hollow_nodes < 0 ||
+        o->hollow_nodes > 100000) {
+        snprintf(err, errlen, "--sim-nodes wants 0 to 1000, --hollow-nodes 0 to 100000");
+        return CORRAL_EINVAL;
+    }
+    p->real_gpus = !strcmp(gpus, "nvml") || (!strcmp(gpus, "auto") && real_gpus);
+    char cwd[4096] = ".";
+    if (o->data_dir[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+        snprintf(cwd, sizeof(cwd), ".");
+    p->dir = o->data_dir[0] == '/' ? corral_arena_strdup(&p->a, o->data_dir)
+                                   : corral_arena_printf(&p->a, "%s/%s", cwd, o->data_dir);
+    for (size_t n = strlen(p->dir); n > 1 && p->dir[n - 1] == '/'; n--)
+        p->dir[n - 1] = '\0';
+    const char *listen = o->listen ? o->listen : DEFAULT_LISTEN;
+    int rc = parse_listen(p, listen, err, errlen);
+    if (rc != 0)
+        return rc;
+    size_t nnodes = p->real_gpus ? 1 : (size_t)o->sim_nodes;
+    p->nodes = corral_arena_alloc(&p->a, (nnodes + 1) * sizeof(char *));
+    for (size_t i = 0; i < nnodes; i++)
+        p->nodes[i] = p->real_gpus ? node_name(&p->a, o->node_name)
+                                   : corral_arena_printf(&p->a, "sim-node-%zu", i);
+    p->nnodes = nnodes;
+    p->ids = corral_arena_alloc(&p->a, (3 + nnodes + (size_t)o->hollow_nodes) * sizeof(*p->ids));
+    add_ident(p, "admin", CORRAL_GROUP_MASTERS);
+    add_ident(p, "system:kube-scheduler", "");
+    add_ident(p, "system:kube-controller-manager", "");
+    for (size_t i = 0; i < nnodes; i++)
+        add_ident(p, corral_arena_printf(&p->a, "system:node:%s", p->nodes[i]), "system:nodes");
+    for (int i = 0; i < o->hollow_nodes; i++)
+        add_ident(p, corral_arena_printf(&p->a, "system:node:hollow-%d", i), "system:nodes");
+    p->comps = corral_arena_alloc(&p->a, (3 + nnodes + 1) * sizeof(*p->comps));
+    plan_control(p, listen);
+    plan_agents(p, profile, o->hollow_nodes);
+    return 0;
+}
+
+void corral_up_plan_fini(corral_up_plan_t *p)
+{
+    corral_arena_fini(&p->a);
+    memset(p, 0, sizeof(*p));
+}
