@@ -59,7 +59,7 @@ OUT=$(cat "$TMP/up.out")
 expect_out "https://127.0.0.1:$PORT"
 expect_out "export KUBECONFIG=$D/kubeconfig"
 expect_out "kubectl get nodes"
-expect_out "corral apply -f examples/quickstart/gpu-job.yaml"
+expect_out "corral apply -f examples/quickstart/gang-2x8.yaml"
 for f in kubeconfig tokens.csv pki/ca.key pki/apiserver.key kubeconfigs/scheduler.kubeconfig; do
     [ "$(stat -c %a "$D/$f")" = 600 ] || fail "$f is mode $(stat -c %a "$D/$f"), want 600"
 done
