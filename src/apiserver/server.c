@@ -595,9 +595,25 @@ static int split_hostport(const char *listen, char *host, size_t hlen, char *por
     return 0;
 }
 
+/* Is host:port free? SO_REUSEPORT lets a second server (same user) share a
+ * port silently, taking part of the connections, so the first loop's
+ * socket is preceded by a plain bind that fails while anyone listens. */
+static bool port_in_use(const struct addrinfo *ai)
+{
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    bool busy = bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno == EADDRINUSE;
+    close(fd);
+    return busy;
+}
+
 /* A listening socket with SO_REUSEPORT, so that each loop accepts its own
- * share of connections. *port is updated to the bound port. */
-static int listen_socket(const char *host, int *port, char *err, size_t errlen)
+ * share of connections. *port is updated to the bound port; probe checks
+ * first that nobody else listens there. */
+static int listen_socket(const char *host, int *port, bool probe, char *err, size_t errlen)
 {
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof(hints));
@@ -608,6 +624,13 @@ static int listen_socket(const char *host, int *port, char *err, size_t errlen)
     snprintf(ps, sizeof(ps), "%d", *port);
     if (getaddrinfo(host, ps, &hints, &ai) != 0 || !ai) {
         snprintf(err, errlen, "--listen: \"%s\" is not a numeric IP address", host);
+        return -1;
+    }
+    if (probe && *port != 0 && port_in_use(ai)) {
+        snprintf(err, errlen,
+                 "listen on %s:%d: address already in use (is another server running?)", host,
+                 *port);
+        freeaddrinfo(ai);
         return -1;
     }
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -644,7 +667,7 @@ static int loop_init(corral_apiserver_t *s, corral__loop_t *loop, int index, con
         snprintf(err, errlen, "cannot create an event loop");
         return CORRAL_EIO;
     }
-    int fd = listen_socket(host, &s->port, err, errlen);
+    int fd = listen_socket(host, &s->port, index == 0, err, errlen);
     if (fd < 0)
         return CORRAL_EIO;
     loop->listener = evconnlistener_new(loop->base, accept_cb, loop, LEV_OPT_CLOSE_ON_FREE, -1, fd);
