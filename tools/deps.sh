@@ -49,7 +49,7 @@ ensure_kubectl() {
     echo "deps: /usr/bin/kubectl belongs to another package; unpacking Debian's kubernetes-client in $KUBECTL_DIR" >&2
     rm -rf "$KUBECTL_DIR.tmp" && mkdir -p "$KUBECTL_DIR.tmp"
     (cd "$KUBECTL_DIR.tmp" && { apt-get download kubernetes-client >/dev/null 2>&1 ||
-        { $sudo apt-get update -q >/dev/null 2>&1; apt-get download kubernetes-client; }; }) &&
+        { $sudo apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null 2>&1; apt-get download kubernetes-client; }; }) &&
         dpkg-deb -x "$KUBECTL_DIR.tmp"/kubernetes-client_*.deb "$KUBECTL_DIR.tmp/root" &&
         rm -rf "$KUBECTL_DIR" && mv "$KUBECTL_DIR.tmp/root" "$KUBECTL_DIR"
     rc=$?
@@ -86,7 +86,7 @@ if [ "$sudo" = false ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 # A fresh machine may have stale or empty package lists: update once and retry.
-if ! $sudo apt-get install -y --no-install-recommends $missing >/dev/null 2>&1; then
-    $sudo apt-get update -q >/dev/null 2>&1 || true
-    $sudo apt-get install -y --no-install-recommends $missing
+if ! $sudo apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends $missing >/dev/null 2>&1; then
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null 2>&1 || true
+    $sudo apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends $missing
 fi

@@ -17,7 +17,8 @@
 struct corral_client {
     CURL *h;
     corral_client_config_t cfg;
-    char *auth; /* "Authorization: Bearer ..." */
+    char *auth;                     /* "Authorization: Bearer ..." */
+    const volatile int *abort_flag; /* see corral_client_set_abort */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -93,6 +94,23 @@ void corral_client_free(corral_client_t *c)
 const char *corral_client_server(const corral_client_t *c)
 {
     return c->cfg.server;
+}
+
+void corral_client_set_abort(corral_client_t *c, const volatile int *flag)
+{
+    c->abort_flag = flag;
+}
+
+/* libcurl calls this about once a second even on an idle connection, so a
+ * watch or a followed log ends within a second of the flag being set. */
+static int progress_cb(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
+{
+    (void)dlt;
+    (void)dln;
+    (void)ult;
+    (void)uln;
+    const corral_client_t *c = ud;
+    return c->abort_flag && *c->abort_flag ? 1 : 0;
 }
 
 void corral_client_resp_init(corral_client_resp_t *r)
@@ -180,6 +198,11 @@ static struct curl_slist *prepare(corral_client_t *c, const char *method, const 
     curl_easy_setopt(c->h, CURLOPT_USERAGENT, "corral/0.1.0");
     curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, r->error);
     tls_options(c);
+    if (c->abort_flag) {
+        curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, progress_cb);
+        curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, c);
+    }
     struct curl_slist *h = NULL;
     char ct[160];
     snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "application/json");
