@@ -20,5 +20,6 @@ int corral_cmd_get(int argc, char **argv);
 int corral_cmd_describe(int argc, char **argv);
 int corral_cmd_delete(int argc, char **argv);
 int corral_cmd_logs(int argc, char **argv);
+int corral_cmd_scheduler(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const command_t commands[] = {
     {"describe", corral_cmd_describe, "show one object in detail with its events"},
     {"delete", corral_cmd_delete, "delete objects by kind and name, or those of manifests"},
     {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
+    {"scheduler", corral_cmd_scheduler, "schedule pods through an API server (the live engine)"},
 };
 
 static void usage(FILE *fp)
