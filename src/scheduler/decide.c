@@ -245,9 +245,11 @@ static void do_group(sched_t *s, const corral_group_status_t *g)
                             "\"\"");
     }
     corral_buf_printf(&b, ",\"lastTransitionTime\":\"%s\"}]}}", ts);
-    corral__wpool_submit(&s->pool,
-                         corral__wjob_new(W_WRITE, key, "PATCH", path,
-                                          "application/merge-patch+json", corral_buf_str(&b)));
+    wjob_t *j = corral__wjob_new(W_WRITE, key, "PATCH", path, "application/merge-patch+json",
+                                 corral_buf_str(&b));
+    path[strlen(path) - strlen("/status")] = '\0'; /* PodGroups without the subresource */
+    j->alt_path = corral_strdup(path);
+    corral__wpool_submit(&s->pool, j);
     corral_buf_fini(&b);
 }
 

@@ -28,7 +28,8 @@ struct wjob {
     char *body;
     char *event_path, *event_body; /* an event to create after success (binds), or before */
     bool event_first;
-    long code; /* the response's status; 0 when none came */
+    char *alt_path; /* tried when path answers 404 (a status subresource the server lacks) */
+    long code;      /* the response's status; 0 when none came */
     char err[300];
 };
 

@@ -39,6 +39,7 @@ void corral__wjob_free(wjob_t *j)
     corral_free(j->body);
     corral_free(j->event_path);
     corral_free(j->event_body);
+    corral_free(j->alt_path);
     corral_free(j);
 }
 
@@ -63,6 +64,12 @@ static void run_job(wqueue_t *q, wjob_t *j)
     corral_client_resp_init(&r);
     int rc = corral_client_request(q->c, j->method, j->path, j->ctype, j->body,
                                    j->body ? strlen(j->body) : 0, &r);
+    if (rc == 0 && r.code == 404 && j->alt_path) {
+        corral_client_resp_fini(&r);
+        corral_client_resp_init(&r);
+        rc = corral_client_request(q->c, j->method, j->alt_path, j->ctype, j->body,
+                                   j->body ? strlen(j->body) : 0, &r);
+    }
     j->code = rc == 0 ? r.code : 0;
     if (rc != 0)
         snprintf(j->err, sizeof(j->err), "%s", r.error);
