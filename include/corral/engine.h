@@ -217,6 +217,24 @@ void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
  * cannot be placed now. */
 int corral_engine_max_free_gpus(const corral_engine_t *e);
 
+/* What the engine holds, to show that it stays flat as objects come and go
+ * (a scheduler runs for months): live entries and slots (live + free) of
+ * each table, and an estimate of the heap bytes behind them. */
+typedef struct corral_engine_mem {
+    size_t bytes; /* arrays, hash maps, arenas and owned strings, as allocated */
+    uint32_t nodes, node_slots;
+    uint32_t pods, pod_slots;
+    uint32_t groups, group_slots;
+    uint32_t queues;
+    uint32_t priority_classes, pc_slots;
+    uint32_t profiles, profile_slots;   /* interned pod constraints */
+    uint32_t node_classes, class_slots; /* nodes with equal labels and taints */
+    uint32_t request_classes, rcls_slots;
+    uint32_t shapes, shape_slots; /* pod shapes held (derived workload) */
+    uint32_t reasons;             /* interned pending reasons (trimmed at 65,536) */
+} corral_engine_mem_t;
+void corral_engine_mem(const corral_engine_t *e, corral_engine_mem_t *out);
+
 /* For tests: count from scratch what the engine keeps up to date as objects
  * change (each queue's demand and allocation, the pending count) and compare.
  * 0 when they agree; else CORRAL_EINVAL with the first difference in msg. */

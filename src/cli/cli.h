@@ -25,5 +25,6 @@ int corral_cmd_logs(int argc, char **argv);
 int corral_cmd_controller(int argc, char **argv);
 /* The whole platform on this machine (src/cli/up.c, src/up). */
 int corral_cmd_up(int argc, char **argv);
+int corral_cmd_scheduler(int argc, char **argv);
 
 #endif

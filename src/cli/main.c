@@ -29,6 +29,7 @@ static const command_t commands[] = {
     {"controller", corral_cmd_controller,
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
     {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},
+    {"scheduler", corral_cmd_scheduler, "schedule pods through an API server (the live engine)"},
 };
 
 static void usage(FILE *fp)

@@ -40,7 +40,9 @@ typedef struct rvec {
 /* A pod's node constraints, interned: pods of one job share one profile, and
  * static predicate results are cached per (profile, node class). */
 typedef struct eprof {
-    char *key; /* canonical form, the interning key */
+    char *key;             /* canonical form, the interning key (in arena) */
+    corral_arena_t *arena; /* everything the profile points to; NULL: free slot */
+    uint32_t refs;         /* pods and held shapes using it; freed at 0 */
     corral_kv_t *selector;
     size_t nselector;
     corral_nsel_term_t *required;
@@ -65,9 +67,15 @@ enum {
 
 /* Nodes with equal labels, taints and unschedulable share a class. */
 typedef struct ecls {
-    char *key;
-    uint32_t rep; /* a node of the class, for its labels and taints */
+    char *key;     /* owned; NULL: free slot */
+    uint32_t refs; /* nodes of the class; freed at 0 */
 } ecls_t;
+
+/* A request class (same profile, request and GPUs): the failure memo's key. */
+typedef struct ercls {
+    char *key;     /* owned; NULL: free slot */
+    uint32_t refs; /* pods of the class; freed at 0 */
+} ercls_t;
 
 /* The GPU Feature Discovery label naming a node's GPU model. */
 #define MODEL_LABEL "nvidia.com/gpu.product"
@@ -86,6 +94,7 @@ typedef struct eshape {
 
 /* A pod shape and how many pods of it the engine holds (frag.c). */
 typedef struct wshape {
+    char *key; /* owned; NULL: free slot (count 0) */
     int64_t cpu;
     int gpus;
     int milli;
@@ -294,7 +303,7 @@ typedef struct memo {
 
 struct corral_engine {
     corral_sched_config_t cfg;
-    corral_arena_t keep; /* profiles, classes, interned strings: engine lifetime */
+    corral_arena_t keep; /* resource and GPU model names: bounded, engine lifetime */
 
     VEC(enode_t) nodes;
     corral_hmap_t node_by_name;
@@ -315,6 +324,8 @@ struct corral_engine {
     corral_hmap_t queue_by_name;
 
     VEC(int32_t) pc_values;
+    VEC(char *) pc_names; /* owned keys of pc_by_name; NULL: free slot */
+    VEC(uint32_t) pc_free;
     corral_hmap_t pc_by_name;
     bool pc_dirty;
 
@@ -322,10 +333,16 @@ struct corral_engine {
     corral_hmap_t hn_by_name;
     bool hn_dirty;
 
+    /* Interned tables, reference counted: a slot is freed (and its id
+     * reused) when nothing uses it, so a scheduler running for months holds
+     * only what its current objects need (corral_engine_mem). */
     VEC(eprof_t) profs;
     corral_hmap_t prof_by_key;
+    VEC(uint32_t) prof_free;
     VEC(ecls_t) classes;
     corral_hmap_t cls_by_key;
+    VEC(uint32_t) cls_free;
+    VEC(uint32_t) node_free; /* slots of removed nodes */
 
     int64_t max_node_cpu, max_node_gpu; /* largest node specs (bestfit scaling) */
     const char *res_names[RES_MAX];
@@ -354,6 +371,7 @@ struct corral_engine {
      * derived from them is rebuilt once 1% of it has changed. */
     VEC(wshape_t) wshapes;
     corral_hmap_t wshape_by_key;
+    VEC(uint32_t) wshape_free;
     int64_t wshape_total, wshape_churn, wshape_base;
     bool derived;
     corral_hmap_t model_ids;
@@ -391,7 +409,8 @@ struct corral_engine {
     VEC(uint32_t) running; /* groups with bound pods (victims are among them) */
     memo_t memo[MEMO_SLOTS];
     corral_hmap_t rcls_by_key;
-    uint32_t nrcls;
+    VEC(ercls_t) rclss;
+    VEC(uint32_t) rcls_free;
     bool prio_changed;        /* a job's priority changed: re-sort the job lists */
     uint64_t queue_ver;       /* bumped when queues come, go or change */
     uint64_t tally_ver;       /* queue_ver of the last count from scratch */
@@ -453,6 +472,9 @@ void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t m
 void corral__unbind(corral_engine_t *e, uint32_t pid);
 void corral__gpu_ids_str(uint64_t mask, char *out, size_t len);
 uint64_t corral__rand(corral_engine_t *e);
+/* Profile references (held shapes keep their profile). */
+void corral__prof_ref(corral_engine_t *e, uint32_t id);
+void corral__prof_unref(corral_engine_t *e, uint32_t id);
 
 uint32_t corral__queue_get(corral_engine_t *e, const char *name);
 

@@ -183,21 +183,45 @@ void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign)
 {
     if (sign > 0) {
         bool bound = (p->gpus || p->share) && e->profs.items[p->prof].model_bound;
-        wshape_t w = {p->req.v[RES_CPU], p->share ? 1 : p->gpus,
-                      p->share ? p->share : (p->gpus ? 1000 : 0), 0, bound ? p->prof : NONE};
+        wshape_t w = {NULL,
+                      p->req.v[RES_CPU],
+                      p->share ? 1 : p->gpus,
+                      p->share ? p->share : (p->gpus ? 1000 : 0),
+                      0,
+                      bound ? p->prof : NONE};
         char key[80];
         snprintf(key, sizeof(key), "%lld|%d|%d|%u", (long long)w.cpu, w.gpus, w.milli, w.prof);
         uint32_t j;
         if (!corral_hmap_get(&e->wshape_by_key, key, &j)) {
-            j = (uint32_t)e->wshapes.n;
-            VEC_PUSH(e->wshapes, w);
-            corral_hmap_put(&e->wshape_by_key, corral_arena_strdup(&e->keep, key), j);
+            w.key = corral_strdup(key);
+            if (w.prof != NONE)
+                corral__prof_ref(e, w.prof); /* the shape names the profile's models */
+            if (e->wshape_free.n) {
+                j = e->wshape_free.items[--e->wshape_free.n];
+                e->wshapes.items[j] = w;
+            } else {
+                j = (uint32_t)e->wshapes.n;
+                VEC_PUSH(e->wshapes, w);
+            }
+            corral_hmap_put(&e->wshape_by_key, w.key, j);
         }
         p->wshape = j;
     }
-    e->wshapes.items[p->wshape].count += sign;
+    wshape_t *ws = &e->wshapes.items[p->wshape];
+    ws->count += sign;
     e->wshape_total += sign;
     e->wshape_churn++;
+    if (ws->count == 0) {
+        /* No pod of this shape is held: the slot goes back (a derived
+         * workload skips shapes with no pods, so nothing else names it). */
+        corral_hmap_del(&e->wshape_by_key, ws->key);
+        corral_free(ws->key);
+        ws->key = NULL;
+        if (ws->prof != NONE)
+            corral__prof_unref(e, ws->prof);
+        ws->prof = NONE;
+        VEC_PUSH(e->wshape_free, p->wshape);
+    }
 }
 
 /* The GPU models a profile allows: its nodeSelector value for the model

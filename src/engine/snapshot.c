@@ -119,10 +119,28 @@ void corral_engine_free(corral_engine_t *e)
     corral_free(e->queues.items);
     corral_free(e->pc_values.items);
     corral_free(e->hns.items);
-    for (size_t i = 0; i < e->profs.n; i++)
+    for (size_t i = 0; i < e->profs.n; i++) {
         corral_free(e->profs.items[i].cache);
+        corral_arena_free(e->profs.items[i].arena);
+    }
     corral_free(e->profs.items);
+    corral_free(e->prof_free.items);
+    for (size_t i = 0; i < e->classes.n; i++)
+        corral_free(e->classes.items[i].key);
     corral_free(e->classes.items);
+    corral_free(e->cls_free.items);
+    corral_free(e->node_free.items);
+    for (size_t i = 0; i < e->rclss.n; i++)
+        corral_free(e->rclss.items[i].key);
+    corral_free(e->rclss.items);
+    corral_free(e->rcls_free.items);
+    for (size_t i = 0; i < e->pc_names.n; i++)
+        corral_free(e->pc_names.items[i]);
+    corral_free(e->pc_names.items);
+    corral_free(e->pc_free.items);
+    for (size_t i = 0; i < e->wshapes.n; i++)
+        corral_free(e->wshapes.items[i].key);
+    corral_free(e->wshape_free.items);
     corral_free(e->node_order);
     corral_free(e->binds.items);
     corral_free(e->evicts.items);
@@ -249,6 +267,24 @@ static int cmp_kv(const void *a, const void *b)
     return strcmp(((const corral_kv_t *)a)->key, ((const corral_kv_t *)b)->key);
 }
 
+/* A node class nobody uses any more: its slot and its column of every
+ * profile's predicate cache are freed for the next class. */
+static void cls_unref(corral_engine_t *e, uint32_t id)
+{
+    if (id == NONE || --e->classes.items[id].refs > 0)
+        return;
+    ecls_t *c = &e->classes.items[id];
+    corral_hmap_del(&e->cls_by_key, c->key);
+    corral_free(c->key);
+    c->key = NULL;
+    for (size_t i = 0; i < e->profs.n; i++) {
+        eprof_t *p = &e->profs.items[i];
+        if (p->ncache > id)
+            p->cache[id] = 0;
+    }
+    VEC_PUSH(e->cls_free, id);
+}
+
 /* Class key: sorted labels, taints, unschedulable. */
 static uint32_t node_class(corral_engine_t *e, uint32_t nid)
 {
@@ -265,13 +301,17 @@ static uint32_t node_class(corral_engine_t *e, uint32_t nid)
     corral_buf_puts(&b, n->unschedulable ? "|U" : "|S");
     uint32_t id;
     if (!corral_hmap_get(&e->cls_by_key, corral_buf_str(&b), &id)) {
-        ecls_t c;
-        c.key = corral_arena_strdup(&e->keep, corral_buf_str(&b));
-        c.rep = nid;
-        id = (uint32_t)e->classes.n;
-        VEC_PUSH(e->classes, c);
+        ecls_t c = {corral_strdup(corral_buf_str(&b)), 0};
+        if (e->cls_free.n) {
+            id = e->cls_free.items[--e->cls_free.n];
+            e->classes.items[id] = c;
+        } else {
+            id = (uint32_t)e->classes.n;
+            VEC_PUSH(e->classes, c);
+        }
         corral_hmap_put(&e->cls_by_key, c.key, id);
     }
+    e->classes.items[id].refs++;
     corral_buf_fini(&b);
     return id;
 }
@@ -299,8 +339,15 @@ static uint32_t new_node_slot(corral_engine_t *e, const char *name)
     enode_t n;
     memset(&n, 0, sizeof(n));
     n.name = corral_strdup(name);
-    uint32_t id = (uint32_t)e->nodes.n;
-    VEC_PUSH(e->nodes, n);
+    n.cls = NONE;
+    uint32_t id;
+    if (e->node_free.n) {
+        id = e->node_free.items[--e->node_free.n];
+        e->nodes.items[id] = n;
+    } else {
+        id = (uint32_t)e->nodes.n;
+        VEC_PUSH(e->nodes, n);
+    }
     corral_hmap_put(&e->node_by_name, e->nodes.items[id].name, id);
     e->order_dirty = true;
     return id;
@@ -349,7 +396,9 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
     node_topology(n, o, diag);
     memset(n->picks, 0, sizeof(n->picks)); /* topology may have changed */
     n->frag_valid = false;
+    uint32_t old_cls = n->cls;
     n->cls = node_class(e, id);
+    cls_unref(e, old_cls);
     n->model = corral__node_model(e, n);
     corral__hist(e, n, 1);
     e->version = ++e->vseq;
@@ -424,41 +473,41 @@ static void prof_key(const corral_pod_spec_t *sp, corral_buf_t *b)
     }
 }
 
-static const char *kdup(corral_engine_t *e, const char *s)
+static const char *kdup(corral_arena_t *a, const char *s)
 {
-    return s ? corral_arena_strdup(&e->keep, s) : NULL;
+    return s ? corral_arena_strdup(a, s) : NULL;
 }
 
-static void copy_sel(corral_engine_t *e, corral_selector_t *dst, const corral_selector_t *src)
+static void copy_sel(corral_arena_t *a, corral_selector_t *dst, const corral_selector_t *src)
 {
     dst->n = src->n;
-    dst->reqs = corral_arena_alloc(&e->keep, (src->n + 1) * sizeof(*dst->reqs));
+    dst->reqs = corral_arena_alloc(a, (src->n + 1) * sizeof(*dst->reqs));
     for (size_t i = 0; i < src->n; i++) {
         corral_sel_req_t *r = &dst->reqs[i];
         *r = src->reqs[i];
-        r->key = kdup(e, src->reqs[i].key);
-        r->values = corral_arena_alloc(&e->keep, (r->nvalues + 1) * sizeof(*r->values));
+        r->key = kdup(a, src->reqs[i].key);
+        r->values = corral_arena_alloc(a, (r->nvalues + 1) * sizeof(*r->values));
         for (size_t j = 0; j < r->nvalues; j++)
-            r->values[j] = kdup(e, src->reqs[i].values[j]);
+            r->values[j] = kdup(a, src->reqs[i].values[j]);
     }
 }
 
-static void copy_prof(corral_engine_t *e, eprof_t *p, const corral_pod_spec_t *sp)
+static void copy_prof(eprof_t *p, const corral_pod_spec_t *sp)
 {
-    corral_arena_t *a = &e->keep;
+    corral_arena_t *a = p->arena;
     p->nselector = sp->node_selector.n;
     p->selector = corral_arena_alloc(a, (p->nselector + 1) * sizeof(*p->selector));
     for (size_t i = 0; i < p->nselector; i++) {
-        p->selector[i].key = kdup(e, sp->node_selector.items[i].key);
-        p->selector[i].value = kdup(e, sp->node_selector.items[i].value);
+        p->selector[i].key = kdup(a, sp->node_selector.items[i].key);
+        p->selector[i].value = kdup(a, sp->node_selector.items[i].value);
         p->model_bound |= strcmp(p->selector[i].key, MODEL_LABEL) == 0;
     }
     const corral_node_affinity_t *na = &sp->node_affinity;
     p->nrequired = na->nrequired;
     p->required = corral_arena_alloc(a, (p->nrequired + 1) * sizeof(*p->required));
     for (size_t i = 0; i < na->nrequired; i++) {
-        copy_sel(e, &p->required[i].exprs, &na->required[i].exprs);
-        copy_sel(e, &p->required[i].fields, &na->required[i].fields);
+        copy_sel(a, &p->required[i].exprs, &na->required[i].exprs);
+        copy_sel(a, &p->required[i].fields, &na->required[i].fields);
         if (na->required[i].fields.n)
             p->uses_fields = true;
         for (size_t j = 0; j < p->required[i].exprs.n; j++)
@@ -468,17 +517,17 @@ static void copy_prof(corral_engine_t *e, eprof_t *p, const corral_pod_spec_t *s
     p->preferred = corral_arena_alloc(a, (p->npreferred + 1) * sizeof(*p->preferred));
     for (size_t i = 0; i < na->npreferred; i++) {
         p->preferred[i].weight = na->preferred[i].weight;
-        copy_sel(e, &p->preferred[i].pref.exprs, &na->preferred[i].pref.exprs);
-        copy_sel(e, &p->preferred[i].pref.fields, &na->preferred[i].pref.fields);
+        copy_sel(a, &p->preferred[i].pref.exprs, &na->preferred[i].pref.exprs);
+        copy_sel(a, &p->preferred[i].pref.fields, &na->preferred[i].pref.fields);
     }
     p->ntols = sp->tolerations.n;
     p->tols = corral_arena_alloc(a, (p->ntols + 1) * sizeof(*p->tols));
     for (size_t i = 0; i < p->ntols; i++) {
         const corral_toleration_t *t = &sp->tolerations.items[i];
-        p->tols[i].key = kdup(e, t->key);
-        p->tols[i].op = kdup(e, t->op ? t->op : "Equal");
-        p->tols[i].value = kdup(e, t->value);
-        p->tols[i].effect = kdup(e, t->effect);
+        p->tols[i].key = kdup(a, t->key);
+        p->tols[i].op = kdup(a, t->op ? t->op : "Equal");
+        p->tols[i].value = kdup(a, t->value);
+        p->tols[i].effect = kdup(a, t->effect);
     }
 }
 
@@ -491,14 +540,47 @@ static uint32_t intern_prof(corral_engine_t *e, const corral_pod_spec_t *sp)
     if (!corral_hmap_get(&e->prof_by_key, corral_buf_str(&b), &id)) {
         eprof_t p;
         memset(&p, 0, sizeof(p));
-        p.key = corral_arena_strdup(&e->keep, corral_buf_str(&b));
-        copy_prof(e, &p, sp);
-        id = (uint32_t)e->profs.n;
-        VEC_PUSH(e->profs, p);
+        p.arena = corral_arena_new();
+        p.key = corral_arena_strdup(p.arena, corral_buf_str(&b));
+        copy_prof(&p, sp);
+        if (e->prof_free.n) {
+            id = e->prof_free.items[--e->prof_free.n];
+            e->profs.items[id] = p;
+        } else {
+            id = (uint32_t)e->profs.n;
+            VEC_PUSH(e->profs, p);
+        }
         corral_hmap_put(&e->prof_by_key, e->profs.items[id].key, id);
     }
+    e->profs.items[id].refs++;
     corral_buf_fini(&b);
     return id;
+}
+
+void corral__prof_ref(corral_engine_t *e, uint32_t id)
+{
+    e->profs.items[id].refs++;
+}
+
+/* Caches keyed by profile or request class ids (pending reasons, the
+ * failure memo) check e->version: a freed id may come back meaning
+ * something else, so freeing one starts a new version. */
+static void ids_recycled(corral_engine_t *e)
+{
+    e->version = ++e->vseq;
+}
+
+void corral__prof_unref(corral_engine_t *e, uint32_t id)
+{
+    eprof_t *p = &e->profs.items[id];
+    if (--p->refs > 0)
+        return;
+    corral_hmap_del(&e->prof_by_key, p->key);
+    corral_arena_free(p->arena);
+    corral_free(p->cache);
+    memset(p, 0, sizeof(*p));
+    VEC_PUSH(e->prof_free, id);
+    ids_recycled(e);
 }
 
 /* --- groups ------------------------------------------------------------------------ */
@@ -826,11 +908,31 @@ static uint32_t intern_rcls(corral_engine_t *e, const epod_t *p)
         corral_buf_printf(&b, "|%lld", (long long)p->req.v[d]);
     uint32_t id;
     if (!corral_hmap_get(&e->rcls_by_key, corral_buf_str(&b), &id)) {
-        id = e->nrcls++;
-        corral_hmap_put(&e->rcls_by_key, corral_arena_strdup(&e->keep, corral_buf_str(&b)), id);
+        ercls_t c = {corral_strdup(corral_buf_str(&b)), 0};
+        if (e->rcls_free.n) {
+            id = e->rcls_free.items[--e->rcls_free.n];
+            e->rclss.items[id] = c;
+        } else {
+            id = (uint32_t)e->rclss.n;
+            VEC_PUSH(e->rclss, c);
+        }
+        corral_hmap_put(&e->rcls_by_key, c.key, id);
     }
+    e->rclss.items[id].refs++;
     corral_buf_fini(&b);
     return id;
+}
+
+static void rcls_unref(corral_engine_t *e, uint32_t id)
+{
+    ercls_t *c = &e->rclss.items[id];
+    if (--c->refs > 0)
+        return;
+    corral_hmap_del(&e->rcls_by_key, c->key);
+    corral_free(c->key);
+    c->key = NULL;
+    VEC_PUSH(e->rcls_free, id);
+    ids_recycled(e);
 }
 
 static uint32_t new_pod_slot(corral_engine_t *e)
@@ -1054,9 +1156,16 @@ static int upsert_pc(corral_engine_t *e, const corral_obj_t *o)
 {
     uint32_t id;
     if (!corral_hmap_get(&e->pc_by_name, o->meta.name, &id)) {
-        id = (uint32_t)e->pc_values.n;
-        VEC_PUSH(e->pc_values, 0);
-        corral_hmap_put(&e->pc_by_name, corral_arena_strdup(&e->keep, o->meta.name), id);
+        char *name = corral_strdup(o->meta.name);
+        if (e->pc_free.n) {
+            id = e->pc_free.items[--e->pc_free.n];
+            e->pc_names.items[id] = name;
+        } else {
+            id = (uint32_t)e->pc_values.n;
+            VEC_PUSH(e->pc_values, 0);
+            VEC_PUSH(e->pc_names, name);
+        }
+        corral_hmap_put(&e->pc_by_name, name, id);
     }
     e->pc_values.items[id] = o->u.pc->value;
     e->pc_dirty = true;
@@ -1096,7 +1205,7 @@ static int upsert_hn(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *d
                             "HyperNode %s: bad pattern \"%s\"", h->name, m->regex);
         d->has_labels = m->has_labels;
         if (m->has_labels)
-            copy_sel(e, &d->labels, &m->labels); /* in e->keep: small and rare */
+            copy_sel(h->arena, &d->labels, &m->labels);
     }
     e->hn_dirty = true;
     return 0;
@@ -1149,6 +1258,8 @@ static int remove_pod(corral_engine_t *e, const char *ns, const char *name)
         e->npending--;
     group_reap(e, p->group);
     corral__wshape_count(e, p, -1);
+    rcls_unref(e, p->rcls);
+    corral__prof_unref(e, p->prof);
     free_pod(p);
     VEC_PUSH(e->pod_free, pid);
     e->pods_version++;
@@ -1175,8 +1286,11 @@ static int remove_node(corral_engine_t *e, const char *name)
             nominate_clear(e, &e->pods.items[i]);
     }
     corral__hist(e, n, -1);
-    n->alive = false;
-    memset(&n->used, 0, sizeof(n->used));
+    cls_unref(e, n->cls);
+    corral_hmap_del(&e->node_by_name, n->name);
+    free_node(n); /* alive false; the slot is reused by the next new node */
+    n->cls = NONE;
+    VEC_PUSH(e->node_free, nid);
     e->version = ++e->vseq;
     e->order_dirty = true;
     e->hn_dirty = true;
@@ -1222,6 +1336,9 @@ int corral_engine_remove(corral_engine_t *e, corral_kind_t kind, const char *ns,
         if (!corral_hmap_get(&e->pc_by_name, name, &id))
             return CORRAL_ENOENT;
         corral_hmap_del(&e->pc_by_name, name);
+        corral_free(e->pc_names.items[id]);
+        e->pc_names.items[id] = NULL;
+        VEC_PUSH(e->pc_free, id);
         e->pc_dirty = true;
         return 0;
     default:
