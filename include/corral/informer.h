@@ -100,6 +100,10 @@ int corral_informer_start(const corral_client_config_t *cfg, const corral_inform
                           corral_evq_t *q, corral_informer_t **out, char *err, size_t errlen);
 /* Stop the thread, wait for it and free (NULL is fine). */
 void corral_informer_stop(corral_informer_t *inf);
+/* Ask the thread to stop without waiting (NULL is fine): a component with
+ * several informers asks them all first, then stops each, so that shutting
+ * down takes one second, not one per informer. */
+void corral_informer_cancel(corral_informer_t *inf);
 /* Has the first LIST been delivered (its SYNCED event queued)? Any thread. */
 bool corral_informer_synced(const corral_informer_t *inf);
 /* LISTs done so far (the first one and every relist): for tests and metrics. */

@@ -674,7 +674,7 @@ int corral_informer_start(const corral_client_config_t *cfg, const corral_inform
     return 0;
 }
 
-void corral_informer_stop(corral_informer_t *inf)
+void corral_informer_cancel(corral_informer_t *inf)
 {
     if (!inf)
         return;
@@ -682,6 +682,13 @@ void corral_informer_stop(corral_informer_t *inf)
     inf->stop = 1;
     pthread_cond_broadcast(&inf->cv);
     pthread_mutex_unlock(&inf->mu);
+}
+
+void corral_informer_stop(corral_informer_t *inf)
+{
+    if (!inf)
+        return;
+    corral_informer_cancel(inf);
     pthread_join(inf->thread, NULL);
     informer_free(inf);
 }

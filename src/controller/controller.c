@@ -136,6 +136,8 @@ void corral_controller_free(corral_controller_t *c)
     if (!c)
         return;
     for (size_t i = 0; i < CORRAL__NINF; i++)
+        corral_informer_cancel(c->inf[i]);
+    for (size_t i = 0; i < CORRAL__NINF; i++)
         corral_informer_stop(c->inf[i]);
     corral_evq_free(c->q);
     corral__cache_fini(&c->cache);

@@ -445,6 +445,8 @@ int corral_scheduler_run(const corral_scheduler_opts_t *o, corral_scheduler_stat
         }
     }
     for (size_t i = 0; i < ninf; i++)
+        corral_informer_cancel(inf[i]);
+    for (size_t i = 0; i < ninf; i++)
         corral_informer_stop(inf[i]);
     if (s.pool.qs)
         corral__wpool_stop(&s.pool, rc == 0 ? 5000 : 0);

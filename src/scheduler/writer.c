@@ -82,7 +82,13 @@ static void run_job(wqueue_t *q, wjob_t *j)
     if (ok && j->event_path && !j->event_first)
         post_event(q, j);
     if (j->kind == W_WRITE) {
-        atomic_fetch_add(ok ? &q->pool->status_writes : &q->pool->write_failures, 1);
+        uint64_t nf = ok ? 0 : atomic_fetch_add(&q->pool->write_failures, 1) + 1;
+        if (ok)
+            atomic_fetch_add(&q->pool->status_writes, 1);
+        else if (nf <= 20 || (nf & (nf - 1)) == 0) /* the first ones, then at powers of two */
+            fprintf(stderr, "scheduler: %s %s failed (%ld): %s [%llu write failures so far]\n",
+                    j->method, j->alt_path && j->code == 404 ? j->alt_path : j->path, j->code,
+                    j->err, (unsigned long long)nf);
         corral__wjob_free(j);
         return;
     }
