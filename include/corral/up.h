@@ -86,6 +86,11 @@ typedef struct corral_up_opts {
     int stop_timeout_s;      /* per tier on shutdown before SIGKILL; 0: 15 */
     int ready_timeout_s;     /* API server readiness; 0: 60 */
     long log_max_bytes;      /* a component log is rotated past this; 0: 64 MiB */
+    /* --extra-config COMPONENT.FLAG=VALUE (minikube's form): appended as
+     * --FLAG=VALUE to that component's command line; COMPONENT is apiserver,
+     * scheduler, controller or agent (every agent). Checked by the plan. */
+    const char **extra;
+    size_t nextra;
 } corral_up_opts_t;
 
 typedef enum corral_up_tier {
@@ -113,6 +118,8 @@ typedef struct corral_up_plan {
     size_t nnodes;          /* how many */
     corral_up_ident_t *ids; /* admin, scheduler, controller, then one per node (incl. hollow) */
     size_t nids;
+    const char **extra; /* --extra-config entries (borrowed from the options) */
+    size_t nextra;
     corral_up_component_t *comps; /* in start order: apiserver, scheduler, controller, agents */
     size_t ncomps;
 } corral_up_plan_t;

@@ -31,12 +31,17 @@ static void up_usage(FILE *fp)
             "                      NVML finds some, else --sim-nodes simulated nodes\n"
             "  --sim-nodes N       simulated nodes when there are no GPUs (default 2)\n"
             "  --sim-profile P     their GPUs: h100-sxm-8 (default), dgx1-v100-8,\n"
-            "                      a100-pcie-4, l4-8, or a profile file\n"
+            "                      a100-pcie-4, l4-8, or a profile file; a list P1,P2\n"
+            "                      gives node i the (i mod n)-th\n"
             "  --hollow-nodes N    add N hollow nodes (no processes; for scale tests)\n"
             "  --node-name NAME    the NVML node's name (default: the hostname)\n"
             "  --stop-timeout S    seconds each tier gets to stop before SIGKILL (default 15)\n"
             "  --ready-timeout S   seconds the API server gets to become ready (default 60)\n"
             "  --log-max-mb N      rotate a component's log past N MiB (default 64)\n"
+            "  --extra-config COMPONENT.FLAG=VALUE\n"
+            "                      pass --FLAG=VALUE to a component (apiserver, scheduler,\n"
+            "                      controller, agent); repeatable, e.g.\n"
+            "                      --extra-config controller.default-toleration-seconds=30\n"
             "\n"
             "See docs/up.md.\n",
             dir);
@@ -55,6 +60,8 @@ static bool parse_int(const char *flag, const char *s, long min, long max, int *
     return true;
 }
 
+#define MAX_EXTRA 32
+
 enum {
     OPT_DATA = 1000,
     OPT_LISTEN,
@@ -65,7 +72,8 @@ enum {
     OPT_NODE,
     OPT_STOP,
     OPT_READY,
-    OPT_LOGMAX
+    OPT_LOGMAX,
+    OPT_EXTRA
 };
 
 static const struct option up_opts[] = {{"data-dir", required_argument, NULL, OPT_DATA},
@@ -78,6 +86,7 @@ static const struct option up_opts[] = {{"data-dir", required_argument, NULL, OP
                                         {"stop-timeout", required_argument, NULL, OPT_STOP},
                                         {"ready-timeout", required_argument, NULL, OPT_READY},
                                         {"log-max-mb", required_argument, NULL, OPT_LOGMAX},
+                                        {"extra-config", required_argument, NULL, OPT_EXTRA},
                                         {"help", no_argument, NULL, 'h'},
                                         {NULL, 0, NULL, 0}};
 
@@ -120,6 +129,13 @@ static int parse_opts(int argc, char **argv, corral_up_opts_t *o)
             ok = parse_int("log-max-mb", optarg, 1, 1 << 20, &mb);
             o->log_max_bytes = (long)mb << 20;
             break;
+        case OPT_EXTRA:
+            if (o->nextra < MAX_EXTRA)
+                o->extra[o->nextra++] = optarg;
+            else
+                fprintf(stderr, "corral up: at most %d --extra-config options\n", MAX_EXTRA);
+            ok = o->nextra <= MAX_EXTRA && strchr(optarg, '.');
+            break;
         case 'h':
             up_usage(stdout);
             return -1;
@@ -140,8 +156,10 @@ static int parse_opts(int argc, char **argv, corral_up_opts_t *o)
 int corral_cmd_up(int argc, char **argv)
 {
     corral_up_opts_t o;
+    static const char *extra[MAX_EXTRA];
     memset(&o, 0, sizeof(o));
     o.sim_nodes = 2;
+    o.extra = extra;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc < 0 ? CORRAL_EXIT_OK : rc;

@@ -112,6 +112,19 @@ static void add_ident(corral_up_plan_t *p, const char *user, const char *groups)
 
 /* Append a component; the variadic arguments follow "corral" and end with
  * NULL. */
+/* The --extra-config entries for subcommand cmd, appended at argv[n..];
+ * returns the new count. */
+static int add_extra(corral_up_plan_t *p, const char *cmd, char **argv, int n)
+{
+    size_t len = strlen(cmd);
+    for (size_t i = 0; i < p->nextra && n <= MAX_ARGS; i++) {
+        const char *e = p->extra[i];
+        if (strncmp(e, cmd, len) == 0 && e[len] == '.')
+            argv[n++] = corral_arena_printf(&p->a, "--%s", e + len + 1);
+    }
+    return n;
+}
+
 static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tier,
                      const char *const *args)
 {
@@ -124,6 +137,7 @@ static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tie
     int n = 1;
     for (size_t i = 0; args[i] && n <= MAX_ARGS; i++)
         c->argv[n++] = corral_arena_strdup(&p->a, args[i]);
+    n = add_extra(p, args[0], c->argv, n);
     c->argv[n] = NULL;
     c->argc = n;
 }
@@ -155,11 +169,28 @@ static void plan_control(corral_up_plan_t *p, const char *listen)
     add_comp(p, "controller", CORRAL_UP_TIER_CONTROL, ctrl);
 }
 
+/* The i-th entry of a comma-separated list, cycling (node i of
+ * --sim-profile A,B gets A, B, A, ...). */
+static const char *nth_profile(corral_up_plan_t *p, const char *list, size_t i)
+{
+    size_t n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == ',';
+    i %= n;
+    const char *s = list;
+    while (i--)
+        s = strchr(s, ',') + 1;
+    const char *end = strchr(s, ',');
+    return corral_arena_strndup(&p->a, s, end ? (size_t)(end - s) : strlen(s));
+}
+
 static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
 {
-    const char *gpus = p->real_gpus ? "nvml" : corral_arena_printf(&p->a, "sim:%s", profile);
     for (size_t i = 0; i < p->nnodes; i++) {
         const char *node = p->nodes[i];
+        const char *gpus = p->real_gpus
+                               ? "nvml"
+                               : corral_arena_printf(&p->a, "sim:%s", nth_profile(p, profile, i));
         const char *args[] = {"agent",
                               "--node-name",
                               node,
@@ -182,7 +213,7 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
                               "--node-prefix",
                               "hollow-",
                               "--gpus",
-                              corral_arena_printf(&p->a, "sim:%s", profile),
+                              corral_arena_printf(&p->a, "sim:%s", nth_profile(p, profile, 0)),
                               "--token-file",
                               path(p, "kubeconfigs/hollow-tokens.csv"),
                               "--kubeconfig",
@@ -211,6 +242,22 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         return CORRAL_EINVAL;
     }
     p->real_gpus = !strcmp(gpus, "nvml") || (!strcmp(gpus, "auto") && real_gpus);
+    static const char *const comps[] = {"apiserver.", "scheduler.", "controller.", "agent."};
+    for (size_t i = 0; i < o->nextra; i++) {
+        bool known = false;
+        for (size_t k = 0; k < CORRAL_ARRAY_LEN(comps); k++)
+            known = known || (strncmp(o->extra[i], comps[k], strlen(comps[k])) == 0 &&
+                              o->extra[i][strlen(comps[k])] != '\0');
+        if (!known) {
+            snprintf(err, errlen,
+                     "--extra-config wants COMPONENT.FLAG=VALUE with COMPONENT apiserver, "
+                     "scheduler, controller or agent, got \"%s\"",
+                     o->extra[i]);
+            return CORRAL_EINVAL;
+        }
+    }
+    p->extra = o->extra;
+    p->nextra = o->nextra;
     char cwd[4096] = ".";
     if (o->data_dir[0] != '/' && !getcwd(cwd, sizeof(cwd)))
         snprintf(cwd, sizeof(cwd), ".");

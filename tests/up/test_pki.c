@@ -330,6 +330,35 @@ Test(up, plan_nvml_and_listen)
     corral_up_plan_fini(&p);
 }
 
+Test(up, plan_profiles_and_extra_config)
+{
+    const char *extra[] = {"controller.node-monitor-grace-period=4s", "agent.heartbeat-seconds=1",
+                           "scheduler.lease-duration=3s"};
+    corral_up_opts_t o = {.data_dir = "/d",
+                          .sim_nodes = 3,
+                          .sim_profile = "h100-sxm-8,dgx1-v100-8",
+                          .extra = extra,
+                          .nextra = 3};
+    corral_up_plan_t p;
+    char err[256] = "", buf[2048];
+    cr_assert_eq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0, "%s", err);
+    cr_assert(strstr(cmdline(&p, "agent-sim-node-0", buf, sizeof(buf)), "--gpus sim:h100-sxm-8 "));
+    cr_assert(strstr(cmdline(&p, "agent-sim-node-1", buf, sizeof(buf)), "--gpus sim:dgx1-v100-8"));
+    cr_assert(strstr(cmdline(&p, "agent-sim-node-2", buf, sizeof(buf)), "--gpus sim:h100-sxm-8 "));
+    cr_assert(strstr(cmdline(&p, "agent-sim-node-2", buf, sizeof(buf)), " --heartbeat-seconds=1"));
+    cr_assert(
+        strstr(cmdline(&p, "controller", buf, sizeof(buf)), " --node-monitor-grace-period=4s"));
+    cr_assert_null(strstr(cmdline(&p, "controller", buf, sizeof(buf)), "heartbeat"));
+    cr_assert(strstr(cmdline(&p, "scheduler", buf, sizeof(buf)), " --lease-duration=3s"));
+    corral_up_plan_fini(&p);
+    const char *bad[] = {"kubelet.x=1"};
+    o.extra = bad;
+    o.nextra = 1;
+    cr_assert_neq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0);
+    cr_assert(strstr(err, "--extra-config"), "%s", err);
+    corral_up_plan_fini(&p);
+}
+
 Test(up, rbac_embedded_matches_deploy)
 {
     cr_assert_eq(corral_up_rbac_count(), 2);
