@@ -109,8 +109,11 @@ spec:
 EOF
 }
 
-# job NAME REPLICAS MIN GPUS QUEUE PRIORITYCLASS COMMAND: a Volcano Job.
+# job NAME REPLICAS MIN GPUS QUEUE PRIORITYCLASS COMMAND [any]: a Volcano Job
+# on the H100 nodes, or on any node with "any".
 job() {
+    local sel="nodeSelector: {nvidia.com/gpu.product: $H100}"
+    [ "${8:-}" = any ] && sel=
     cat <<EOF
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -130,7 +133,7 @@ spec:
       spec:
         restartPolicy: Never
         terminationGracePeriodSeconds: 1
-        nodeSelector: {nvidia.com/gpu.product: $H100}
+        $sel
         containers:
         - name: c
           image: busybox
@@ -214,10 +217,13 @@ kind: Queue
 metadata: {name: qb}
 spec: {weight: 1, reclaimable: true}
 EOF
-job borrower 2 1 8 qa e2e-low 'sleep 600' | K apply -f - >/dev/null
+# qa borrows all 24 GPUs; qb then asks for 8: the queues deserve 16 and 8
+# (equal weights, water-filled over their demands), so one of qa's pods goes.
+job borrower 3 1 8 qa e2e-low 'sleep 600' any | K apply -f - >/dev/null
 wait_for "borrower running" phase_is borrower-w-0 Running
 wait_for "borrower running" phase_is borrower-w-1 Running
-job owner 1 1 8 qb e2e-low 'sleep 600' | K apply -f - >/dev/null
+wait_for "borrower running" phase_is borrower-w-2 Running
+job owner 1 1 8 qb e2e-low 'sleep 600' any | K apply -f - >/dev/null
 wait_for "qb's job running after reclaim" phase_is owner-w-0 Running
 expect_exit 0 K get events --field-selector reason=Preempted -o jsonpath='{.items[*].message}'
 clean
@@ -251,7 +257,8 @@ wait_for "survivor rescheduled" sh -c "[ \"\$($KUBECTL --kubeconfig $D/kubeconfi
 [ "$(jp pod survivor-w-0 '{.spec.nodeName}')" != "$n1" ] || fail "survivor went back to $n1"
 kill -CONT $agent
 wait_for "$n1 Ready again" node_ready_is "$n1" True
-wait_for "the old pod's process is stopped" sh -c "! pgrep -f -- '$uid1' >/dev/null"
+# (the bracket keeps the pattern from matching this shell's own command line)
+wait_for "the old pod's process is stopped" sh -c "! pgrep -f -- '[a]gent-shim.*$uid1' >/dev/null"
 clean
 
 echo "--- a second scheduler takes over when the leader stops"
