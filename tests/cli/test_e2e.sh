@@ -314,4 +314,8 @@ UP_PID=""
 [ $rc -eq 0 ] || fail "corral up exited $rc on SIGINT"
 left=$(pgrep -f -- "$D/" || true)
 [ -z "$left" ] || fail "processes left after Ctrl-C: $(ps -o args= -p "${left//$'\n'/,}")"
+# Under the sanitizer build, a component's report lands in its log.
+bad=$(grep -l -E "Sanitizer|runtime error:" "$D"/logs/*.log* 2>/dev/null)
+[ -z "$bad" ] || fail "sanitizer reports in: $bad
+$(grep -h -A20 -E "Sanitizer|runtime error:" $bad | head -60)"
 finish
