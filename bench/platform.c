@@ -244,24 +244,30 @@ static int run_latency(bench_t *b)
     return nl == (size_t)b->o.n ? 0 : 1;
 }
 
-/* GPUs held at time t, and whether some job waits then. */
+/* Mean share of the GPUs in use while some job waits, sampled every
+ * millisecond of the run: allocated (bound, as the scheduler counts) and
+ * busy (Running on its node, as the agent reports). A job waits from its
+ * create until it is bound. */
 static void stream_report(const bench_t *b, int64_t t0, int64_t end)
 {
-    /* Sample the timeline every millisecond of the run. */
-    double alloc_sum = 0, gpu_s = 0;
+    double alloc_sum = 0, busy_sum = 0, gpu_s = 0;
     long samples = 0;
     for (int64_t t = t0; t < end; t += 1000000) {
-        long held = 0;
+        long alloc = 0, busy = 0;
         bool waiting = false;
         for (long i = 0; i < b->o.n; i++) {
             const track_t *k = &b->t[i];
-            if (k->running && k->running <= t && (!k->done || k->done > t))
-                held += k->gpus;
-            else if (k->created && k->created <= t && (!k->running || k->running > t))
+            bool ended = k->done && k->done <= t;
+            if (k->bound && k->bound <= t && !ended)
+                alloc += k->gpus;
+            if (k->running && k->running <= t && !ended)
+                busy += k->gpus;
+            if (k->created && k->created <= t && (!k->bound || k->bound > t))
                 waiting = true;
         }
         if (waiting) {
-            alloc_sum += (double)held / (double)b->o.gpus_total;
+            alloc_sum += (double)alloc / (double)b->o.gpus_total;
+            busy_sum += (double)busy / (double)b->o.gpus_total;
             samples++;
         }
     }
@@ -269,10 +275,10 @@ static void stream_report(const bench_t *b, int64_t t0, int64_t end)
         gpu_s += b->t[i].gpus;
     double ideal = gpu_s / (double)b->o.gpus_total;
     double took = (double)(end - t0) / 1e9;
-    printf("jobs %ld (%.0f GPU-seconds): mean allocation while jobs wait %.1f%% (%ld ms "
-           "sampled), finished in %.2f s, ideal %.2f s, ratio %.3f\n",
-           b->o.n, gpu_s, samples ? 100.0 * alloc_sum / (double)samples : 0, samples, took, ideal,
-           took / ideal);
+    printf("jobs %ld (%.0f GPU-seconds): while jobs wait (%ld ms), GPUs allocated %.1f%%, "
+           "busy %.1f%%; finished in %.2f s, ideal %.2f s, ratio %.3f\n",
+           b->o.n, gpu_s, samples, samples ? 100.0 * alloc_sum / (double)samples : 0,
+           samples ? 100.0 * busy_sum / (double)samples : 0, took, ideal, took / ideal);
 }
 
 static int run_stream(bench_t *b)
