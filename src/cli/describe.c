@@ -196,12 +196,14 @@ static int event_cmp(const void *x, const void *y)
 }
 
 void corral__desc_events(corral__cli_t *k, corral__dw_t *w, corral_arena_t *a,
-                         const corral_kind_info_t *info, const char *ns, const char *name)
+                         const corral_kind_info_t *info, const char *ns, const char *name,
+                         const char *uid)
 {
     const corral_kind_info_t *ev = corral_kind_get(CORRAL_KIND_EVENT);
     const char *path = corral_arena_printf(
-        a, "%s?fieldSelector=involvedObject.kind%%3D%s%%2CinvolvedObject.name%%3D%s",
-        corral__cli_path(a, ev, info->namespaced ? ns : NULL, NULL, NULL), info->name, name);
+        a, "%s?fieldSelector=involvedObject.kind%%3D%s%%2CinvolvedObject.name%%3D%s%s%s",
+        corral__cli_path(a, ev, info->namespaced ? ns : NULL, NULL, NULL), info->name, name,
+        uid && *uid ? "%2CinvolvedObject.uid%3D" : "", uid && *uid ? uid : "");
     corral_val_t *list = corral__cli_get(k, a, path, NULL);
     corral_val_t *items = corral_val_get(list, "items");
     if (!items || items->kind != CORRAL_VAL_SEQ || items->n == 0) {
@@ -403,7 +405,7 @@ static int describe_pod(corral__cli_t *k, corral_arena_t *a, const corral_val_t 
     desc_tolerations(&w, o);
     corral__desc_events(k, &w, a, corral_kind_get(CORRAL_KIND_POD),
                         corral__desc_str(o, "metadata.namespace"),
-                        corral__desc_str(o, "metadata.name"));
+                        corral__desc_str(o, "metadata.name"), corral__desc_str(o, "metadata.uid"));
     corral__dw_flush(&w, stdout);
     return CORRAL_EXIT_OK;
 }
@@ -563,7 +565,7 @@ static int describe_custom(corral__cli_t *k, corral_arena_t *a, const corral_kin
         desc_pods(k, &w, a, ns, "volcano.sh/job-name", name, false);
     else if (info->kind == CORRAL_KIND_ISVC)
         desc_pods(k, &w, a, ns, "serving.kserve.io/inferenceservice", name, false);
-    corral__desc_events(k, &w, a, info, ns, name);
+    corral__desc_events(k, &w, a, info, ns, name, corral__desc_str(o, "metadata.uid"));
     corral__dw_flush(&w, stdout);
     return CORRAL_EXIT_OK;
 }

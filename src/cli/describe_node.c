@@ -314,7 +314,7 @@ int corral__describe_node(corral__cli_t *k, corral_arena_t *a, corral_val_t *o)
         corral__dw_kv(&w, 0, "GPU Allocation", "%s", "");
         corral__dw_table(&w, 1, header, cells, (size_t)ngpus, 2);
     }
-    corral__desc_events(k, &w, a, corral_kind_get(CORRAL_KIND_NODE), NULL, name ? name : "");
+    corral__desc_events(k, &w, a, corral_kind_get(CORRAL_KIND_NODE), NULL, name ? name : "", NULL);
     corral__dw_flush(&w, stdout);
     return CORRAL_EXIT_OK;
 }

@@ -129,9 +129,11 @@ const char *corral__desc_str(const corral_val_t *o, const char *path);
 void corral__desc_meta(corral__dw_t *w, const corral_val_t *o, bool ns, const char *roles);
 /* A timestamp as kubectl prints it ("Mon, 30 Nov 2026 00:55:45 +0000"). */
 const char *corral__desc_time(corral_arena_t *a, const char *rfc3339);
-/* The Events section of an object. */
+/* The Events section of an object; uid (may be NULL) keeps out the events
+ * of an earlier object of the same name, as kubectl's describe does. */
 void corral__desc_events(corral__cli_t *k, corral__dw_t *w, corral_arena_t *a,
-                         const corral_kind_info_t *info, const char *ns, const char *name);
+                         const corral_kind_info_t *info, const char *ns, const char *name,
+                         const char *uid);
 /* A resource list (limits, capacity) as "name:  qty" lines at indent. */
 void corral__desc_resources(corral__dw_t *w, int indent, const char *key, const corral_val_t *m);
 /* describe node NAME (describe_node.c). */
