@@ -57,7 +57,10 @@ expect_exit 2 "$CORRAL" get
 # The scheduler's work, by hand: bind the pod to two GPUs, record why.
 call POST /api/v1/namespaces/default/pods/cuda-vector-add/binding '{"metadata":{"name":"cuda-vector-add","annotations":{"corral.dev/gpu-ids":"0,1"}},"target":{"name":"gpu-node-1"}}'
 [ "$CODE" = 201 ] || fail "binding: $CODE $BODY"
-call POST /api/v1/namespaces/default/events '{"metadata":{"name":"cuda-vector-add.1"},"involvedObject":{"kind":"Pod","namespace":"default","name":"cuda-vector-add"},"reason":"Scheduled","message":"Successfully assigned default/cuda-vector-add to gpu-node-1","type":"Normal","source":{"component":"corral-scheduler"},"lastTimestamp":"2026-01-01T00:00:00Z","count":1}'
+PUID=$("$CORRAL" get pod cuda-vector-add -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["uid"])')
+# An event of an earlier pod of the same name (another uid): describe leaves it out, as kubectl.
+call POST /api/v1/namespaces/default/events '{"metadata":{"name":"cuda-vector-add.0"},"involvedObject":{"kind":"Pod","namespace":"default","name":"cuda-vector-add","uid":"0000-old"},"reason":"FailedScheduling","message":"an event of the pod before","type":"Warning","source":{"component":"corral-scheduler"},"lastTimestamp":"2026-01-01T00:00:00Z","count":1}'
+call POST /api/v1/namespaces/default/events '{"metadata":{"name":"cuda-vector-add.1"},"involvedObject":{"kind":"Pod","namespace":"default","name":"cuda-vector-add","uid":"'"$PUID"'"},"reason":"Scheduled","message":"Successfully assigned default/cuda-vector-add to gpu-node-1","type":"Normal","source":{"component":"corral-scheduler"},"lastTimestamp":"2026-01-01T00:00:00Z","count":1}'
 [ "$CODE" = 201 ] || fail "event: $CODE $BODY"
 
 expect_exit 0 "$CORRAL" describe node gpu-node-1
@@ -73,6 +76,7 @@ expect_out "GPUs:            0,1"
 expect_out "PodScheduled   True"
 expect_out "Scheduled   "
 expect_out "Successfully assigned default/cuda-vector-add to gpu-node-1"
+printf '%s' "$OUT" | grep -q "an event of the pod before" && fail "describe shows another pod's event"
 expect_exit 0 "$CORRAL" describe queue training-queue
 expect_out "Weight:"
 expect_exit 0 "$CORRAL" describe vcjob llama-finetune
