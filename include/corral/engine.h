@@ -237,7 +237,9 @@ void corral_engine_mem(const corral_engine_t *e, corral_engine_mem_t *out);
 
 /* For tests: count from scratch what the engine keeps up to date as objects
  * change (each queue's demand and allocation, the pending count) and compare.
- * 0 when they agree; else CORRAL_EINVAL with the first difference in msg. */
+ * 0 when they agree; else CORRAL_EINVAL with the first difference in msg.
+ * It changes nothing (the kept numbers stay as they were), and holds at any
+ * time between calls, not only after a cycle. */
 int corral_engine_selfcheck(corral_engine_t *e, char *msg, size_t len);
 
 #endif

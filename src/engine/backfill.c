@@ -116,10 +116,8 @@ void corral__reserve(corral_engine_t *e, uint32_t gid)
             break;
     }
     while (removed-- > 0) {
-        epod_t *p = &e->pods.items[ev[removed].pod];
-        corral__bind(e, ev[removed].pod, saved_node[removed], saved_mask[removed]);
-        p->start_ns = saved_start[removed];
-        p->state = saved_state[removed];
+        corral__restore(e, ev[removed].pod, saved_node[removed], saved_mask[removed],
+                        saved_start[removed], saved_state[removed]);
     }
     e->dry = saved_dry;
     corral_free(saved_node);

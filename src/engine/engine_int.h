@@ -152,8 +152,10 @@ typedef struct enode {
 const struct gpu_pick *corral__gpu_pick(const enode_t *n, uint64_t free, int k);
 
 /* FOREIGN: pending, but for another scheduler (spec.schedulerName): it exists
- * and is never placed by Corral. */
-enum { POD_PENDING = 0, POD_BOUND = 1, POD_TERMINATING = 2, POD_FOREIGN = 3 };
+ * and is never placed by Corral. GONE: a terminating pod taken off its node
+ * for a trial (corral__unbind): it holds nothing, counts for nothing and is
+ * not pending; corral__restore puts it back. It never outlives the trial. */
+enum { POD_PENDING = 0, POD_BOUND = 1, POD_TERMINATING = 2, POD_FOREIGN = 3, POD_GONE = 4 };
 #define POD_PLACED(p) ((p)->state == POD_BOUND || (p)->state == POD_TERMINATING)
 
 typedef struct epod {
@@ -469,7 +471,16 @@ void corral__node_order(corral_engine_t *e);
 void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
 /* Promise node nid (GPUs mask) to pending pod pid; it counts as its queue's. */
 void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask);
+/* Take a placed pod off its node: a bound pod becomes pending, a terminating
+ * one GONE. Trials undo it with corral__restore. */
 void corral__unbind(corral_engine_t *e, uint32_t pid);
+/* Put a pod taken off by corral__unbind back as it was: on node nid (GPUs
+ * mask), started at start_ns, in state (POD_BOUND or POD_TERMINATING). */
+void corral__restore(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask,
+                     int64_t start_ns, uint8_t state);
+/* An evicted pod: it keeps its node until the caller removes it, and no
+ * longer counts for its queue. */
+void corral__terminate(corral_engine_t *e, uint32_t pid);
 void corral__gpu_ids_str(uint64_t mask, char *out, size_t len);
 uint64_t corral__rand(corral_engine_t *e);
 /* Profile references (held shapes keep their profile). */
@@ -520,8 +531,9 @@ bool corral__queues_recount(corral_engine_t *e);
 void corral__queues_prepare(corral_engine_t *e);
 /* What pod p counts for in its queue's (and ancestors') demand and
  * allocation, added (sign 1) or taken away (-1): every change to a pod's
- * state, nomination or queue is wrapped in a pair of these. Terminating pods
- * are leaving and count for nothing; nominated pods are as good as placed. */
+ * state, nomination or queue is wrapped in a pair of these. Terminating (and
+ * GONE) pods are leaving and count for nothing; nominated pods are as good as
+ * placed. */
 void corral__contrib(corral_engine_t *e, const epod_t *p, int sign);
 /* The queue of g (NONE: it does not exist), cached until the queues change. */
 uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g);

@@ -182,10 +182,8 @@ static void unit_remove(corral_engine_t *e, const victims_t *v, const unit_t *u)
 
 static void unit_restore(corral_engine_t *e, const victims_t *v, const unit_t *u)
 {
-    for (uint32_t i = u->first; i < u->first + u->count; i++) {
-        corral__bind(e, v->pods[i], v->node[i], v->mask[i]);
-        e->pods.items[v->pods[i]].start_ns = v->start[i];
-    }
+    for (uint32_t i = u->first; i < u->first + u->count; i++)
+        corral__restore(e, v->pods[i], v->node[i], v->mask[i], v->start[i], POD_BOUND);
 }
 
 static bool unit_on_node(const victims_t *v, const unit_t *u, uint32_t nid)
@@ -355,8 +353,7 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
             epod_t *p = &e->pods.items[v->pods[j]];
             /* Leaving: no longer its queue's for fairness decisions (it
              * still holds its node until it is gone). */
-            corral__contrib(e, p, -1);
-            p->state = POD_TERMINATING;
+            corral__terminate(e, v->pods[j]);
             corral__touch(e, p->group);
             e->epoch++; /* the next cycle must count what leaves */
             corral_evict_t ev = {p->ns, p->name, NULL, g->ns, g->name};

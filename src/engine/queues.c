@@ -47,7 +47,7 @@ uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g)
 
 void corral__contrib(corral_engine_t *e, const epod_t *p, int sign)
 {
-    if (!p->alive || p->state == POD_TERMINATING || p->state == POD_FOREIGN)
+    if (!p->alive || p->state == POD_TERMINATING || p->state == POD_FOREIGN || p->state == POD_GONE)
         return;
     uint32_t q = e->groups.items[p->group].queue;
     bool held = p->state == POD_BOUND || p->nom_node != NONE;
@@ -209,16 +209,23 @@ void corral__queues_prepare(corral_engine_t *e)
 
 int corral__tally_check(corral_engine_t *e, char *msg, size_t len)
 {
+    /* Count with each group's queue as it stands (a group whose queue is to
+     * be resolved again moves its pods' accounting when it is, next cycle),
+     * then put the kept numbers back: the check changes nothing. */
     size_t n = e->queues.n;
     rvec_t *was = corral_malloc((2 * n + 1) * sizeof(*was));
     for (size_t i = 0; i < n; i++) {
-        was[2 * i] = e->queues.items[i].alloc;
-        was[2 * i + 1] = e->queues.items[i].demand;
+        equeue_t *q = &e->queues.items[i];
+        was[2 * i] = q->alloc;
+        was[2 * i + 1] = q->demand;
+        memset(&q->alloc, 0, sizeof(rvec_t));
+        memset(&q->demand, 0, sizeof(rvec_t));
     }
-    tally(e);
+    for (size_t i = 0; i < e->pods.n; i++)
+        corral__contrib(e, &e->pods.items[i], 1);
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; i < n; i++) {
+        equeue_t *q = &e->queues.items[i];
         for (int d = 0; d < e->nres && rc == 0; d++) {
             if (q->alloc.v[d] != was[2 * i].v[d] || q->demand.v[d] != was[2 * i + 1].v[d]) {
                 snprintf(msg, len,
@@ -230,6 +237,8 @@ int corral__tally_check(corral_engine_t *e, char *msg, size_t len)
                 rc = CORRAL_EINVAL;
             }
         }
+        q->alloc = was[2 * i];
+        q->demand = was[2 * i + 1];
     }
     corral_free(was);
     return rc;

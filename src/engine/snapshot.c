@@ -760,7 +760,7 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
     }
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
         e->npending--;
-    p->state = POD_BOUND;
+    p->state = POD_BOUND; /* from pending, or GONE on the way back to terminating */
     p->node = nid;
     p->gpu_mask = mask;
     p->start_ns = e->now;
@@ -796,6 +796,7 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     if (!POD_PLACED(p))
         return;
     enode_t *n = &e->nodes.items[p->node];
+    bool leaving = p->state == POD_TERMINATING;
     corral__contrib(e, p, -1);
     rv_sub(&n->used, &p->req, RES_MAX);
     rv_sub(&e->total_used, &p->req, e->nres);
@@ -825,14 +826,37 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
             break;
         }
     }
-    p->state = POD_PENDING;
-    e->npending++;
+    /* A terminating pod taken off stays out of everything (GONE): were it
+     * pending, it would count for its queue again and could be placed. */
+    p->state = leaving ? POD_GONE : POD_PENDING;
+    e->npending += !leaving;
     p->node = NONE;
     p->gpu_mask = 0;
     if (held) {
         nominate_set(e, p, p->held_nom_node, p->held_nom_mask);
         p->held_nom_node = NONE;
     }
+    corral__contrib(e, p, 1);
+}
+
+void corral__restore(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask,
+                     int64_t start_ns, uint8_t state)
+{
+    corral__bind(e, pid, nid, mask);
+    epod_t *p = &e->pods.items[pid];
+    p->start_ns = start_ns;
+    if (state != p->state) {
+        corral__contrib(e, p, -1);
+        p->state = state;
+        corral__contrib(e, p, 1);
+    }
+}
+
+void corral__terminate(corral_engine_t *e, uint32_t pid)
+{
+    epod_t *p = &e->pods.items[pid];
+    corral__contrib(e, p, -1);
+    p->state = POD_TERMINATING;
     corral__contrib(e, p, 1);
 }
 

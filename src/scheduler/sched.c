@@ -5,10 +5,12 @@
  * changed (or a second has passed, for time-based backfill and eviction
  * protection) and this process leads, a cycle runs and its decisions go to
  * the writer pool (decide.c). Pods: those whose schedulerName is ours, and
- * every bound pod whatever its scheduler (it uses its node). Pods that
- * Succeeded or Failed free their resources; a pod being deleted holds them
- * until it is gone. Node updates that change nothing the engine reads
- * (heartbeats, conditions) are skipped, so they do not force full cycles.
+ * every bound pod whatever its scheduler (it uses its node). A bound pod
+ * whose node the engine does not have (it arrives before its node, or its
+ * node was deleted) waits aside and is fed when the node comes; it is
+ * dropped when the pod goes. Pods that Succeeded or Failed free their
+ * resources; a pod being deleted holds them until it is gone. Node updates that change nothing the
+ * engine reads (heartbeats, conditions) are skipped, so they do not force full cycles.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,6 +113,64 @@ static bool our_name(const sched_t *s, const char *name)
     return false;
 }
 
+/* --- bound pods waiting for their node --------------------------------------------------- */
+
+static void orphan_add(sched_t *s, sentry_t *p, const char *node)
+{
+    if (p->orphan)
+        return;
+    corral_grow((void **)&s->orphans, &s->caporphans, s->norphans + 1, sizeof(*s->orphans));
+    s->orphans[s->norphans++] = corral_strdup(p->key);
+    p->orphan = true;
+    corral__slog(s, 1, "pod %s waits for its node %s", p->key, node);
+}
+
+static void orphan_drop(sched_t *s, sentry_t *p)
+{
+    if (!p->orphan)
+        return;
+    p->orphan = false;
+    for (size_t i = 0; i < s->norphans; i++) {
+        if (strcmp(s->orphans[i], p->key) == 0) {
+            corral_free(s->orphans[i]);
+            s->orphans[i] = s->orphans[--s->norphans];
+            return;
+        }
+    }
+}
+
+static const char *node_name_of(const sentry_t *p)
+{
+    const corral_obj_t *o = p->ev ? p->ev->obj : NULL;
+    return o && o->u.pod->spec.node_name ? o->u.pod->spec.node_name : "";
+}
+
+/* Node `node` came (or changed): give the engine the pods waiting for it. */
+static void orphans_feed(sched_t *s, const char *node)
+{
+    for (size_t i = 0; i < s->norphans;) {
+        sentry_t *p = corral__st_get(&s->pods, s->orphans[i], false);
+        if (p && p->orphan && strcmp(node_name_of(p), node) == 0) {
+            corral__pod_feed(s, p);
+            if (!p->orphan)
+                continue; /* taken: the last entry moved to i */
+        }
+        i++;
+    }
+}
+
+/* Node `node` went, and with it its pods from the engine: they wait for it. */
+static void orphans_of_node(sched_t *s, const char *node)
+{
+    for (size_t i = 0; i < s->pods.n; i++) {
+        sentry_t *p = &s->pods.items[i];
+        if (p->key && p->in_engine && strcmp(node_name_of(p), node) == 0) {
+            p->in_engine = false;
+            orphan_add(s, p, node);
+        }
+    }
+}
+
 static void pod_remove(sched_t *s, sentry_t *p)
 {
     if (!p->in_engine)
@@ -133,23 +193,32 @@ void corral__pod_feed(sched_t *s, sentry_t *p)
     bool done = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
     bool bound = pod->spec.node_name && *pod->spec.node_name;
     if (done || (!bound && !our_name(s, pod->spec.scheduler_name))) {
+        orphan_drop(s, p);
         pod_remove(s, p);
         return;
     }
     if (p->in_engine) {
         corral_pod_view_t v;
-        if (corral_engine_pod(s->e, o->meta.namespace, o->meta.name, &v) != 0 || !bound || v.bound)
+        int r = corral_engine_pod(s->e, o->meta.namespace, o->meta.name, &v);
+        if (r == 0 && (!bound || v.bound))
             return; /* nothing the engine reads has changed */
+        if (r != 0)
+            p->in_engine = false; /* its node went (bound while the bind was in flight) */
     }
     pod->spec.scheduler_name = NULL; /* ours: the engine serves it */
     corral_diag_t diag;
     corral_diag_init(&diag);
     int rc = corral_engine_upsert(s->e, o, now_ns(), &diag);
-    if (rc == 0)
+    if (rc == 0) {
         p->in_engine = true;
-    else
+        orphan_drop(s, p);
+    } else if (rc == CORRAL_ENOENT && bound) {
+        orphan_add(s, p, pod->spec.node_name); /* its node is not known (yet) */
+    } else {
+        orphan_drop(s, p);
         corral__slog(s, 1, "pod %s: not taken (%s)", p->key,
                      diag.n ? diag.items[0].msg : corral_strerror(rc));
+    }
     corral_diag_fini(&diag);
     s->changed = true;
 }
@@ -165,6 +234,7 @@ static void on_pod(sched_t *s, corral_watch_ev_t *ev)
     }
     if (ev->type == CORRAL_WATCH_DELETED) {
         corral_watch_ev_free(ev);
+        orphan_drop(s, p);
         pod_remove(s, p);
         corral__st_del(&s->pods, p);
         return;
@@ -207,6 +277,7 @@ static void on_node(sched_t *s, corral_watch_ev_t *ev)
     if (ev->type == CORRAL_WATCH_DELETED) {
         if (n) {
             corral_engine_remove(s->e, CORRAL_KIND_NODE, NULL, ev->name);
+            orphans_of_node(s, ev->name);
             corral__st_del(&s->nodes, n);
             s->changed = true;
             corral__slog(s, 1, "node %s removed", ev->name);
@@ -221,6 +292,7 @@ static void on_node(sched_t *s, corral_watch_ev_t *ev)
     corral_diag_init(&diag);
     corral_engine_upsert(s->e, ev->obj, now_ns(), &diag);
     corral_diag_fini(&diag);
+    orphans_feed(s, ev->name);
     s->changed = true;
 }
 
@@ -457,6 +529,9 @@ int corral_scheduler_run(const corral_scheduler_opts_t *o, corral_scheduler_stat
     for (size_t i = 0; i < s.nretry; i++)
         corral_free(s.retry[i]);
     corral_free(s.retry);
+    for (size_t i = 0; i < s.norphans; i++)
+        corral_free(s.orphans[i]);
+    corral_free(s.orphans);
     corral__st_fini(&s.pods);
     corral__st_fini(&s.nodes);
     corral_evq_free(s.q);

@@ -61,6 +61,7 @@ typedef struct sentry {
     corral_watch_ev_t *ev; /* the latest copy (pods), owned */
     uint32_t fp;           /* nodes: hash of what the engine reads */
     bool in_engine;
+    bool orphan;    /* bound to a node the engine does not have: in sched_t.orphans */
     bool inflight;  /* a bind or eviction of ours is being written */
     char *cond_msg; /* the PodScheduled=False message last written */
     char *ev_msg;   /* FailedScheduling: the message of the event last written */
@@ -92,6 +93,8 @@ typedef struct sched {
     stable_t pods, nodes;
     char **retry; /* pod keys to give back to the engine after a failed bind */
     size_t nretry, capretry;
+    char **orphans; /* keys of bound pods waiting for their node (fed when it comes) */
+    size_t norphans, caporphans;
     bool changed;
     uint64_t seq; /* event names */
     char instance[128];

@@ -3,7 +3,8 @@
 # gets PodScheduled=False and a FailedScheduling event; a 2-pod gang binds
 # both or none; a higher-priority pod preempts through the eviction API; a
 # deleted node is forgotten; of two schedulers with leader election only one
-# binds, and after kill -9 of the leader the other takes over.
+# binds, and after kill -9 of the leader the other takes over. A pod bound to
+# a node not known yet is fed to the engine when the node comes.
 . tests/cli/lib.bash
 . tests/cli/apiserver_lib.bash
 SCHED_PIDS=""
@@ -119,6 +120,38 @@ pod after 16
 after_reason() { field after '[c.get("message","") for c in p["status"].get("conditions",[]) if c["type"]=="PodScheduled"]' | grep -q "0/1 nodes are available"; }
 wait_for "the engine forgot node n1" after_reason
 expect_call 200 DELETE "/api/v1/namespaces/default/pods/after?gracePeriodSeconds=0"
+
+# A pod bound to a node the scheduler does not know yet waits for it: once
+# n3 comes, the pod holds n3's GPUs, so a pod that may only go to n3 waits;
+# the same after n3 is deleted and comes back. A bound pod whose node never
+# came is dropped when it goes: n4 then takes a pod.
+bound_pod() { # bound_pod NAME NODE GPUS
+    expect_call 201 POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\"},\"spec\":{\"nodeName\":\"$2\",\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"$3\"}}}]}}"
+}
+pod_on() { # pod_on NAME NODE GPUS: a pending pod that may only go to NODE
+    expect_call 201 POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\"},\"spec\":{\"schedulerName\":\"corral\",\"nodeSelector\":{\"kubernetes.io/hostname\":\"$2\"},\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"$3\"}}}]}}"
+}
+waits() { [ "$(grep -c "pod default/$1 waits for its node" "$TMP/one.log")" -ge "$2" ]; }
+on3_reason() { field on3 '[c.get("message","") for c in p["status"].get("conditions",[]) if c["type"]=="PodScheduled" and c["status"]=="False"]' | grep -q "Insufficient nvidia.com/gpu"; }
+bound_pod early n3 8
+wait_for "early set aside" waits early 1
+node n3 8
+pod_on on3 n3 8
+wait_for "on3 waits: early holds n3" on3_reason
+expect_call 200 DELETE /api/v1/nodes/n3
+wait_for "early set aside again" waits early 2
+node n3 8
+sleep 1
+[ -z "$(node_of on3)" ] || fail "on3 bound to $(node_of on3): early was not fed again with n3"
+expect_call 200 DELETE "/api/v1/namespaces/default/pods/early?gracePeriodSeconds=0"
+wait_for "on3 bound once early is gone" bound on3
+bound_pod ghost n4 8
+wait_for "ghost set aside" waits ghost 1
+expect_call 200 DELETE "/api/v1/namespaces/default/pods/ghost?gracePeriodSeconds=0"
+node n4 8
+pod_on on4 n4 8
+wait_for "on4 bound: ghost was dropped" bound on4
+for p in on3 on4; do call DELETE "/api/v1/namespaces/default/pods/$p?gracePeriodSeconds=0"; done
 kill -TERM "$ONE"
 wait "$ONE" || fail "scheduler did not stop cleanly: $(tail -5 "$TMP/one.log")"
 
