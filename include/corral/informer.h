@@ -42,13 +42,13 @@ typedef enum corral_watch_type {
 
 typedef struct corral_watch_ev corral_watch_ev_t;
 struct corral_watch_ev {
-    corral_watch_ev_t *next;  /* queue link; the consumer may reuse it */
+    corral_watch_ev_t *next; /* queue link; the consumer may reuse it */
     corral_watch_type_t type;
     corral_kind_t kind;
-    const char *ns;   /* "" for cluster-scoped kinds; never NULL (SYNCED: "") */
-    const char *name; /* never NULL (SYNCED: "") */
-    const char *rv;   /* the object's resourceVersion ("" when unknown) */
-    corral_obj_t *obj; /* NULL for SYNCED and for a deletion seen only by a relist */
+    const char *ns;       /* "" for cluster-scoped kinds; never NULL (SYNCED: "") */
+    const char *name;     /* never NULL (SYNCED: "") */
+    const char *rv;       /* the object's resourceVersion ("" when unknown) */
+    corral_obj_t *obj;    /* NULL for SYNCED and for a deletion seen only by a relist */
     corral_arena_t arena; /* owns everything above */
 };
 

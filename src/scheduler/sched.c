@@ -276,7 +276,7 @@ static void on_node(sched_t *s, corral_watch_ev_t *ev)
     sentry_t *n = corral__st_get(&s->nodes, ev->name, ev->type != CORRAL_WATCH_DELETED);
     if (ev->type == CORRAL_WATCH_DELETED) {
         if (n) {
-            corral_engine_remove(s->e, CORRAL_KIND_NODE, NULL, ev->name);
+            corral_engine_remove(s->e, CORRAL_KIND_NODE, "", ev->name);
             orphans_of_node(s, ev->name);
             corral__st_del(&s->nodes, n);
             s->changed = true;
