@@ -32,7 +32,7 @@
 #include "corral/informer.h"
 
 typedef struct opts {
-    const char *mode, *server, *token, *ns;
+    const char *mode, *server, *token, *ns, *pids;
     long n, conc, gpus_total;
     unsigned seed;
 } opts_t;
@@ -70,7 +70,10 @@ typedef struct bench {
     track_t *t;
     corral_hmap_t idx; /* pod name -> index */
     char **names;
-    long next; /* next pod to create (creator threads) */
+    long next;  /* next pod to create or delete (worker threads) */
+    long limit; /* ... up to this one */
+    bool deleting;
+    const char *pids; /* churn: components whose memory is sampled */
     pthread_mutex_t mu;
     corral_evq_t *q;
     corral_informer_t *inf;
@@ -122,6 +125,17 @@ static int create_pod(corral_client_t *c, const bench_t *b, long i, const char *
     return rc;
 }
 
+static void delete_pod(corral_client_t *c, const bench_t *b, long i)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0", b->o.ns,
+             b->names[i]);
+    corral_client_resp_t r;
+    corral_client_resp_init(&r);
+    corral_client_request(c, "DELETE", path, NULL, NULL, 0, &r);
+    corral_client_resp_fini(&r);
+}
+
 /* Apply the queued pod events to the tracks. */
 static void drain(bench_t *b, int timeout_ms)
 {
@@ -157,16 +171,22 @@ static void *creator(void *arg)
     corral_client_t *c = connect_client(b);
     for (;;) {
         pthread_mutex_lock(&b->mu);
-        long i = b->next < b->o.n ? b->next++ : -1;
+        long i = b->next < b->limit ? b->next++ : -1;
         pthread_mutex_unlock(&b->mu);
         if (i < 0)
             break;
+        if (b->deleting) {
+            delete_pod(c, b, i);
+            continue;
+        }
         b->t[i].created = now_ns();
         create_pod(c, b, i, strcmp(b->o.mode, "stream") == 0 ? "1s" : NULL);
     }
     corral_client_free(c);
     return NULL;
 }
+
+static void workers(bench_t *b, long from, long to, bool deleting);
 
 static int start_watch(bench_t *b)
 {
@@ -190,13 +210,9 @@ static double rate(long n, int64_t from, int64_t to)
 
 static int run_throughput(bench_t *b)
 {
+    b->limit = b->o.n;
     int64_t t0 = now_ns();
-    pthread_t th[64];
-    long nt = b->o.conc < 1 ? 1 : b->o.conc > 64 ? 64 : b->o.conc;
-    for (long i = 0; i < nt; i++)
-        pthread_create(&th[i], NULL, creator, b);
-    for (long i = 0; i < nt; i++)
-        pthread_join(th[i], NULL);
+    workers(b, 0, b->o.n, false);
     int64_t t_created = now_ns();
     int64_t limit = t_created + (int64_t)600 * 1000000000;
     while (b->nrunning < b->o.n && now_ns() < limit)
@@ -212,6 +228,65 @@ static int run_throughput(bench_t *b)
            (double)(last_bound - t0) / 1e9, rate(b->nbound, t0, last_bound), b->nrunning,
            (double)(last_running - t0) / 1e9, rate(b->nrunning, t0, last_running));
     return b->nrunning == b->o.n ? 0 : 1;
+}
+
+/* Run the worker threads over [from, to), creating or deleting. */
+static void workers(bench_t *b, long from, long to, bool deleting)
+{
+    b->next = from;
+    b->limit = to;
+    b->deleting = deleting;
+    pthread_t th[64];
+    long nt = b->o.conc < 1 ? 1 : b->o.conc > 64 ? 64 : b->o.conc;
+    for (long i = 0; i < nt; i++)
+        pthread_create(&th[i], NULL, creator, b);
+    for (long i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* Resident memory of a process in KiB (0 when gone). */
+static long rss_kib(long pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+    FILE *fp = fopen(path, "r");
+    long kib = 0;
+    while (fp && fgets(line, sizeof(line), fp))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kib = strtol(line + 6, NULL, 10);
+    if (fp)
+        fclose(fp);
+    return kib;
+}
+
+/* churn: rounds of 1,000 pods created, Running, deleted and gone; after
+ * each round the resident memory of the --pids processes. */
+static int run_churn(bench_t *b)
+{
+    long round = 1000;
+    for (long from = 0; from < b->o.n; from += round) {
+        long to = from + round < b->o.n ? from + round : b->o.n;
+        workers(b, from, to, false);
+        int64_t limit = now_ns() + (int64_t)120 * 1000000000;
+        while (b->nrunning < to && now_ns() < limit)
+            drain(b, 50);
+        workers(b, from, to, true);
+        while (b->ndone < to && now_ns() < limit)
+            drain(b, 50);
+        if (b->ndone < to) {
+            fprintf(stderr, "platform: round at %ld did not finish\n", from);
+            return 1;
+        }
+        printf("pods %6ld created and deleted; RSS KiB:", to);
+        char *pids = corral_strdup(b->pids ? b->pids : "");
+        char *save = NULL;
+        for (char *p = strtok_r(pids, ",", &save); p; p = strtok_r(NULL, ",", &save))
+            printf(" %s=%ld", p, rss_kib(strtol(p, NULL, 10)));
+        corral_free(pids);
+        printf("\n");
+        fflush(stdout);
+    }
+    return 0;
 }
 
 static int run_latency(bench_t *b)
@@ -289,6 +364,7 @@ static int run_stream(bench_t *b)
         b->t[i].gpus = sizes[rand() % 4];
     int64_t t0 = now_ns();
     b->o.conc = 1;
+    b->limit = b->o.n;
     creator(b);
     int64_t t_sub = now_ns();
     printf("submitted %ld jobs in %.2f s (%.0f/s)\n", b->o.n, (double)(t_sub - t0) / 1e9,
@@ -305,10 +381,13 @@ static int run_stream(bench_t *b)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    static const struct option lo[] = {
-        {"server", required_argument, NULL, 's'},    {"token", required_argument, NULL, 't'},
-        {"namespace", required_argument, NULL, 'N'}, {"gpus-total", required_argument, NULL, 'g'},
-        {"seed", required_argument, NULL, 'S'},      {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"server", required_argument, NULL, 's'},
+                                       {"token", required_argument, NULL, 't'},
+                                       {"namespace", required_argument, NULL, 'N'},
+                                       {"gpus-total", required_argument, NULL, 'g'},
+                                       {"seed", required_argument, NULL, 'S'},
+                                       {"pids", required_argument, NULL, 'P'},
+                                       {NULL, 0, NULL, 0}};
     *o = (opts_t){.server = "http://127.0.0.1:6443",
                   .ns = "default",
                   .n = 0,
@@ -335,13 +414,15 @@ static int parse(int argc, char **argv, opts_t *o)
             o->gpus_total = strtol(optarg, NULL, 10);
         else if (c == 'S')
             o->seed = (unsigned)strtoul(optarg, NULL, 10);
+        else if (c == 'P')
+            o->pids = optarg;
         else
             return -1;
     }
     if (!o->n)
-        o->n = strcmp(o->mode, "throughput") == 0 ? 10000
-               : strcmp(o->mode, "latency") == 0  ? 200
-                                                  : 1000;
+        o->n = strcmp(o->mode, "throughput") == 0 || strcmp(o->mode, "churn") == 0 ? 10000
+               : strcmp(o->mode, "latency") == 0                                   ? 200
+                                                                                   : 1000;
     return 0;
 }
 
@@ -350,14 +431,15 @@ int main(int argc, char **argv)
     bench_t b;
     memset(&b, 0, sizeof(b));
     if (parse(argc, argv, &b.o) != 0 || b.o.n <= 0) {
-        fprintf(stderr, "usage: platform throughput|latency|stream --server URL [--token T] "
-                        "[-n N] [-c C] [--gpus-total G] [--seed S]\n");
+        fprintf(stderr, "usage: platform throughput|latency|stream|churn --server URL [--token T] "
+                        "[-n N] [-c C] [--gpus-total G] [--seed S] [--pids P,P]\n");
         return 2;
     }
     corral_client_config_init(&b.cfg);
     b.cfg.server = corral_strdup(b.o.server);
     b.cfg.token = b.o.token ? corral_strdup(b.o.token) : NULL;
     b.cfg.insecure = true;
+    b.pids = b.o.pids;
     b.t = corral_calloc((size_t)b.o.n, sizeof(track_t));
     b.names = corral_calloc((size_t)b.o.n, sizeof(char *));
     corral_hmap_init(&b.idx);
@@ -368,7 +450,7 @@ int main(int argc, char **argv)
         b.names[i] = corral_strdup(name);
         /* throughput: pods without GPUs, as kube's scheduler_perf (1,000 nodes x
          * 8 GPUs could not hold 10,000 one-GPU pods); the others: one GPU */
-        b.t[i].gpus = strcmp(b.o.mode, "throughput") == 0 ? 0 : 1;
+        b.t[i].gpus = strcmp(b.o.mode, "throughput") == 0 || strcmp(b.o.mode, "churn") == 0 ? 0 : 1;
         corral_hmap_put(&b.idx, b.names[i], (uint32_t)i);
     }
     int rc = start_watch(&b);
@@ -377,6 +459,8 @@ int main(int argc, char **argv)
             rc = run_throughput(&b);
         else if (strcmp(b.o.mode, "latency") == 0)
             rc = run_latency(&b);
+        else if (strcmp(b.o.mode, "churn") == 0)
+            rc = run_churn(&b);
         else
             rc = run_stream(&b);
     }

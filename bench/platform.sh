@@ -6,7 +6,9 @@
 #   latency:    create-to-Running of single pods on an idle cluster of 8
 #               simulated nodes whose agents run real processes
 #   stream:     1,000 jobs of 1/2/4/8 GPUs lasting 1 s on 4 hollow nodes x 8 GPUs
-# usage: bench/platform.sh [throughput|latency|stream]... (default: all three)
+#   churn:      20,000 pods created and deleted in rounds of 1,000 on 100
+#               hollow nodes; resident memory of every component per round
+# usage: bench/platform.sh [throughput|latency|stream|churn]... (default: the first three)
 set -u
 cd "$(dirname "$0")/.."
 make -s build/corral build/bench/platform || exit 1
@@ -55,6 +57,17 @@ for m in "${modes[@]}"; do
         up st --sim-nodes 0 --hollow-nodes 4
         sleep 3
         build/bench/platform stream --server "$SERVER" --token "$TOKEN" -n 1000 --gpus-total 32
+        down ;;
+    churn)
+        up ch --sim-nodes 0 --hollow-nodes 100
+        sleep 3
+        pids=""
+        for c in apiserver scheduler controller agent; do
+            p=$(pgrep -f "corral $c .*$WORK/ch" | head -1)
+            echo "  $c = pid $p"
+            pids="$pids${pids:+,}$p"
+        done
+        build/bench/platform churn --server "$SERVER" --token "$TOKEN" -n "${CHURN_PODS:-20000}" -c 8 --pids "$pids"
         down ;;
     *) echo "unknown benchmark $m" >&2; exit 2 ;;
     esac
