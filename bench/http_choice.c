@@ -41,19 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define BACKLOG_MAX ((size_t)4 << 20)
 #define MAX_LOOPS   16
 
 static const char small_body[] =
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
     "\"status\":\"Success\",\"code\":200,\"details\":{\"name\":\"x\"}}";
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static long env_long(const char *name, long dflt)
 {
@@ -430,12 +425,6 @@ typedef struct wconn {
     char carry[4096];
     size_t ncarry;
 } wconn_t;
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static int connect_to(int port)
 {

@@ -27,32 +27,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 typedef struct opts {
     const char *mode, *url, *target, *path, *prefix;
     long conc, n, watchers, repeat;
     double rate;
 } opts_t;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct_ms(int64_t *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-    return (double)v[i] / 1e6;
-}
 
 static size_t discard(char *p, size_t s, size_t n, void *ud)
 {

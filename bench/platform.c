@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "corral/client.h"
 #include "corral/hmap.h"
 #include "corral/informer.h"
@@ -36,27 +37,6 @@ typedef struct opts {
     long n, conc, gpus_total;
     unsigned seed;
 } opts_t;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct_ms(const int64_t *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-    return (double)v[i] / 1e6;
-}
 
 /* Per pod: what the informer saw, and when. */
 typedef struct track {
@@ -303,13 +283,7 @@ static int run_latency(bench_t *b)
             drain(b, 20);
         if (b->t[i].running)
             lat[nl++] = b->t[i].running - b->t[i].created;
-        char path[256];
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0", b->o.ns,
-                 b->names[i]);
-        corral_client_resp_t r;
-        corral_client_resp_init(&r);
-        corral_client_request(c, "DELETE", path, NULL, NULL, 0, &r);
-        corral_client_resp_fini(&r);
+        delete_pod(c, b, i);
     }
     qsort(lat, nl, sizeof(int64_t), cmp_i64);
     printf("create-to-Running over %zu pods: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", nl,

@@ -379,10 +379,7 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
     agent_t ag = {.o = o};
     corral__podtab_init(&ag.pods);
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    corral__block_stop_signals(&sigs);
     char err[1024] = "";
     if (corral_gpu_discover(o->gpus, o->node_name, &ag.inv, err, sizeof(err)) != 0) {
         corral__log("GPU discovery (%s): %s", o->gpus, err);

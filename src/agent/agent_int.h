@@ -17,6 +17,7 @@
 #ifndef CORRAL_AGENT_INT_H
 #define CORRAL_AGENT_INT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,6 +49,9 @@ void corral__rmtree(const char *path);
 int corral__agent_write_file(const char *path, const char *data, size_t len);
 /* Log a line to stderr with the agent's prefix. */
 void corral__log(const char *fmt, ...) CORRAL_PRINTF(1, 2);
+/* Block SIGTERM and SIGINT in this thread and the threads it starts (the
+ * main loop polls them in *sigs, so a signal never lands on a worker). */
+void corral__block_stop_signals(sigset_t *sigs);
 /* Small JSON building on value trees. */
 void corral__jstr(corral_arena_t *a, corral_val_t *m, const char *key, const char *s);
 void corral__jint(corral_arena_t *a, corral_val_t *m, const char *key, int64_t v);

@@ -494,10 +494,7 @@ int corral_agent_hollow_run(const corral_agent_opts_t *o, const corral_client_co
     corral_hmap_init(&h.by_name);
     corral__podtab_init(&h.pods);
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    corral__block_stop_signals(&sigs);
     char err[1024] = "";
     int rc = corral_gpu_discover(o->gpus, o->prefix, &h.inv, err, sizeof(err));
     if (rc == 0)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,4 +133,12 @@ corral_val_t *corral__jseq(corral_arena_t *a, corral_val_t *m, const char *key)
     if (m)
         corral_val_set(a, m, key, v);
     return v;
+}
+
+void corral__block_stop_signals(sigset_t *sigs)
+{
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
 }

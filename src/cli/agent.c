@@ -64,16 +64,6 @@ enum {
     OPT_KUBECONFIG,
 };
 
-static bool num(const char *s, long min, long long *out)
-{
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < min)
-        return false;
-    *out = v;
-    return true;
-}
-
 static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_flags_t *f,
                  bool *print)
 {
@@ -121,13 +111,16 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             o->listen = optarg;
             break;
         case OPT_LEASE:
-            ok = num(optarg, 1, &v) && (o->lease_s = (int)v);
+            ok = corral__flag_int("agent", "lease-duration-seconds", optarg, 1, INT32_MAX, &v) &&
+                 (o->lease_s = (int)v);
             break;
         case OPT_HB:
-            ok = num(optarg, 1, &v) && (o->heartbeat_s = (int)v);
+            ok = corral__flag_int("agent", "heartbeat-seconds", optarg, 1, INT32_MAX, &v) &&
+                 (o->heartbeat_s = (int)v);
             break;
         case OPT_STATUS_EVERY:
-            ok = num(optarg, 1, &v) && (o->status_every = (int)v);
+            ok = corral__flag_int("agent", "status-every", optarg, 1, INT32_MAX, &v) &&
+                 (o->status_every = (int)v);
             break;
         case OPT_STOP:
             o->stop_on_exit = true;
@@ -136,7 +129,8 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             *print = true;
             break;
         case OPT_HOLLOW:
-            ok = num(optarg, 1, &v) && (o->hollow_n = (int)v);
+            ok = corral__flag_int("agent", "hollow-nodes", optarg, 1, INT32_MAX, &v) &&
+                 (o->hollow_n = (int)v);
             break;
         case OPT_PREFIX:
             o->prefix = optarg;
@@ -145,13 +139,16 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             o->token_file = optarg;
             break;
         case OPT_BACKOFF:
-            ok = num(optarg, 1, &v) && (o->backoff_ms = v);
+            ok = corral__flag_int("agent", "restart-backoff-ms", optarg, 1, INT32_MAX, &v) &&
+                 (o->backoff_ms = v);
             break;
         case OPT_BACKOFF_MAX:
-            ok = num(optarg, 1, &v) && (o->backoff_max_ms = v);
+            ok = corral__flag_int("agent", "restart-backoff-max-ms", optarg, 1, INT32_MAX, &v) &&
+                 (o->backoff_max_ms = v);
             break;
         case OPT_WRITERS:
-            ok = num(optarg, 1, &v) && (o->writers = (int)v);
+            ok = corral__flag_int("agent", "writers", optarg, 1, INT32_MAX, &v) &&
+                 (o->writers = (int)v);
             break;
         case 's':
         case OPT_SERVER:
@@ -170,10 +167,8 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             agent_usage(stderr);
             return CORRAL_EXIT_INVALID;
         }
-        if (!ok) {
-            fprintf(stderr, "corral agent: bad value for an option: %s\n", optarg);
+        if (!ok) /* corral__flag_int said why */
             return CORRAL_EXIT_INVALID;
-        }
     }
     if (optind < argc) {
         fprintf(stderr, "corral agent: unexpected argument \"%s\"\n", argv[optind]);

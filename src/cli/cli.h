@@ -7,9 +7,19 @@
 #ifndef CORRAL_CLI_H
 #define CORRAL_CLI_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define CORRAL_EXIT_OK      0
 #define CORRAL_EXIT_FAIL    1
 #define CORRAL_EXIT_INVALID 2
+
+/* Flag values (src/cli/flags.c): an integer in [min, max], a positive
+ * duration ("15s", "500ms") in nanoseconds. On a bad value they print
+ * "corral CMD: --FLAG wants ..." and return false. flag is without "--". */
+bool corral__flag_int(const char *cmd, const char *flag, const char *s, long long min,
+                      long long max, long long *out);
+bool corral__flag_duration(const char *cmd, const char *flag, const char *s, int64_t *ns);
 
 int corral_cmd_validate(int argc, char **argv);
 int corral_cmd_apiserver(int argc, char **argv);

@@ -29,7 +29,7 @@ static const char usage_text[] =
     "                                   node.kubernetes.io/unreachable stay (300)\n"
     "  --status-period DUR              PodGroup and Queue status at most this often (500ms)\n"
     "  --workers N                      accepted; reconciling is serial\n"
-    "  --leader-elect=false             leader election is not available in this build\n"
+    "  --leader-elect=false             one replica, no election (the only value)\n"
     "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
 
 enum {
@@ -59,28 +59,6 @@ static void *sig_thread(void *arg)
     return NULL;
 }
 
-static bool duration(const char *arg, const char *flag, int64_t *out)
-{
-    if (corral_duration_parse(arg, strlen(arg), out) != 0 || *out <= 0) {
-        fprintf(stderr, "corral controller: %s: invalid duration '%s' (e.g. 40s, 500ms)\n", flag,
-                arg);
-        return false;
-    }
-    return true;
-}
-
-static bool number(const char *arg, const char *flag, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(arg, &end, 10);
-    if (!*arg || *end || v < 0) {
-        fprintf(stderr, "corral controller: %s: not a number of seconds: '%s'\n", flag, arg);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
 static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts_t *o)
 {
     static const struct option longopts[] = {
@@ -96,7 +74,7 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {NULL, 0, NULL, 0},
     };
     int ch;
-    int64_t n = 0;
+    long long v = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "s:n:qh", longopts, NULL)) != -1) {
         if (corral__cli_opt(k, ch, optarg))
@@ -104,25 +82,29 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         bool ok = true;
         switch (ch) {
         case OPT_GRACE:
-            ok = duration(optarg, "--node-monitor-grace-period", &o->node_monitor_grace_ns);
+            ok = corral__flag_duration("controller", "node-monitor-grace-period", optarg,
+                                       &o->node_monitor_grace_ns);
             break;
         case OPT_PERIOD:
-            ok = duration(optarg, "--node-monitor-period", &o->node_monitor_period_ns);
+            ok = corral__flag_duration("controller", "node-monitor-period", optarg,
+                                       &o->node_monitor_period_ns);
             break;
         case OPT_STATUS:
-            ok = duration(optarg, "--status-period", &o->status_period_ns);
+            ok = corral__flag_duration("controller", "status-period", optarg, &o->status_period_ns);
             break;
         case OPT_TOLERATION:
-            ok = number(optarg, "--default-toleration-seconds", &o->default_toleration_s);
+            ok = corral__flag_int("controller", "default-toleration-seconds", optarg, 0, INT64_MAX,
+                                  &v);
+            o->default_toleration_s = v;
             break;
         case OPT_WORKERS:
-            ok = number(optarg, "--workers", &n);
-            o->workers = (int)n;
+            ok = corral__flag_int("controller", "workers", optarg, 0, INT32_MAX, &v);
+            o->workers = (int)v;
             break;
         case OPT_LEADER:
             if (!optarg || strcmp(optarg, "false") != 0) {
-                fprintf(stderr, "corral controller: --leader-elect: leader election is not "
-                                "available in this build; use --leader-elect=false\n");
+                fprintf(stderr, "corral controller: --leader-elect: the controller does not "
+                                "elect a leader (run one); use --leader-elect=false\n");
                 ok = false;
             }
             break;

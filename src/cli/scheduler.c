@@ -101,10 +101,8 @@ static int add_names(sopts_t *s, const char *list)
 static int duration_ms(const char *flag, const char *v, int64_t *out)
 {
     int64_t ns;
-    if (corral_duration_parse(v, strlen(v), &ns) != 0 || ns <= 0) {
-        fprintf(stderr, "corral scheduler: --%s wants a duration like 15s, got \"%s\"\n", flag, v);
+    if (!corral__flag_duration("scheduler", flag, v, &ns))
         return -1;
-    }
     *out = ns / 1000000;
     return 0;
 }
@@ -124,8 +122,7 @@ static bool parse_bool(const char *v, bool *out)
 
 static int parse_one(sopts_t *s, int c, const char *arg)
 {
-    char *end;
-    long v;
+    long long v;
     switch (c) {
     case OPT_SERVER:
         s->f.server = arg;
@@ -154,7 +151,10 @@ static int parse_one(sopts_t *s, int c, const char *arg)
         s->o.config_name = arg;
         return 0;
     case OPT_ELECT:
-        return parse_bool(arg, &s->o.leader_elect) ? 0 : -1;
+        if (parse_bool(arg, &s->o.leader_elect))
+            return 0;
+        fprintf(stderr, "corral scheduler: --leader-elect wants true or false, got \"%s\"\n", arg);
+        return -1;
     case OPT_LEASE_NAME:
         s->o.lease_name = arg;
         return 0;
@@ -170,14 +170,14 @@ static int parse_one(sopts_t *s, int c, const char *arg)
     case OPT_EVINT:
         return duration_ms("event-interval", arg, &s->o.event_interval_ms);
     case OPT_BINDERS:
-    case OPT_V:
-        v = strtol(arg, &end, 10);
-        if (end == arg || *end || v < 0 || v > 256 || (c == OPT_BINDERS && v == 0))
+        if (!corral__flag_int("scheduler", "binders", arg, 1, 256, &v))
             return -1;
-        if (c == OPT_BINDERS)
-            s->o.binders = (int)v;
-        else
-            s->o.verbosity = (int)v;
+        s->o.binders = (int)v;
+        return 0;
+    case OPT_V:
+        if (!corral__flag_int("scheduler", "v", arg, 0, 256, &v))
+            return -1;
+        s->o.verbosity = (int)v;
         return 0;
     default:
         return -1;
@@ -214,10 +214,7 @@ static int parse_opts(int argc, char **argv, sopts_t *s)
             usage(stdout);
             return -1;
         }
-        if (c == '?' || parse_one(s, c, optarg) != 0) {
-            if (c != '?')
-                fprintf(stderr, "corral scheduler: bad value for an option: \"%s\"\n",
-                        optarg ? optarg : "");
+        if (c == '?' || parse_one(s, c, optarg) != 0) { /* each failure said why */
             usage(stderr);
             return CORRAL_EXIT_INVALID;
         }

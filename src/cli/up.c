@@ -47,15 +47,12 @@ static void up_usage(FILE *fp)
             dir);
 }
 
+/* An integer flag into an int (see corral__flag_int). */
 static bool parse_int(const char *flag, const char *s, long min, long max, int *out)
 {
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < min || v > max) {
-        fprintf(stderr, "corral up: --%s wants an integer from %ld to %ld, got \"%s\"\n", flag, min,
-                max, s);
+    long long v;
+    if (!corral__flag_int("up", flag, s, min, max, &v))
         return false;
-    }
     *out = (int)v;
     return true;
 }

@@ -101,42 +101,51 @@ static bool lease_write(corral_leader_t *l, const char *rv, const char *holder, 
     return ok;
 }
 
-/* One round: read the Lease, then create, take or renew it. True when the
- * Lease is ours after it. */
-static bool try_acquire_or_renew(corral_leader_t *l)
+/* Read the Lease into a. Returns 200 with *out set, 404 when there is
+ * none, else 0 (no answer, or not a Lease). */
+static long lease_get(corral_leader_t *l, corral_arena_t *a, const corral_obj_t **out)
 {
-    char path[512];
+    char path[512], err[200];
     lease_path(l, path, sizeof(path), true);
     corral_client_resp_t r;
     corral_client_resp_init(&r);
     int rc = corral_client_request(l->c, "GET", path, NULL, NULL, 0, &r);
+    long code = rc == 0 ? r.code : 0;
+    corral_obj_t *o = NULL;
+    if (code == 200 &&
+        (corral_obj_from_json(a, corral_buf_str(&r.body), r.body.len, &o, err, sizeof(err)) != 0 ||
+         o->info->kind != CORRAL_KIND_LEASE))
+        code = 0;
+    corral_client_resp_fini(&r);
+    *out = code == 200 ? o : NULL;
+    return code == 200 || code == 404 ? code : 0;
+}
+
+/* One round: read the Lease, then create, take or renew it. True when the
+ * Lease is ours after it. */
+static bool try_acquire_or_renew(corral_leader_t *l)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const corral_obj_t *o;
+    long code = lease_get(l, &a, &o);
     int64_t now_us = now_ms() * 1000;
     bool ok = false;
-    if (rc == 0 && r.code == 404) {
+    if (code == 404) {
         ok = lease_write(l, NULL, l->identity, now_us, 0, lease_dur_s(l));
-    } else if (rc == 0 && r.code == 200) {
-        corral_arena_t a;
-        corral_arena_init(&a);
-        corral_obj_t *o = NULL;
-        char err[200];
-        if (corral_obj_from_json(&a, corral_buf_str(&r.body), r.body.len, &o, err, sizeof(err)) ==
-                0 &&
-            o->info->kind == CORRAL_KIND_LEASE) {
-            const corral_lease_t *ls = o->u.lease;
-            const char *holder = ls->holder_identity ? ls->holder_identity : "";
-            int64_t dur_us = (ls->lease_duration_seconds.set ? ls->lease_duration_seconds.v : 0) *
-                             (int64_t)1000000;
-            const char *rv = o->meta.resource_version;
-            if (strcmp(holder, l->identity) == 0)
-                ok = lease_write(l, rv, l->identity, ls->acquire_us, ls->lease_transitions,
-                                 lease_dur_s(l));
-            else if (!*holder || ls->renew_us + dur_us < now_us)
-                ok = lease_write(l, rv, l->identity, now_us, ls->lease_transitions + 1,
-                                 lease_dur_s(l));
-        }
-        corral_arena_fini(&a);
+    } else if (code == 200) {
+        const corral_lease_t *ls = o->u.lease;
+        const char *holder = ls->holder_identity ? ls->holder_identity : "";
+        int64_t dur_us =
+            (ls->lease_duration_seconds.set ? ls->lease_duration_seconds.v : 0) * (int64_t)1000000;
+        const char *rv = o->meta.resource_version;
+        if (strcmp(holder, l->identity) == 0)
+            ok = lease_write(l, rv, l->identity, ls->acquire_us, ls->lease_transitions,
+                             lease_dur_s(l));
+        else if (!*holder || ls->renew_us + dur_us < now_us)
+            ok = lease_write(l, rv, l->identity, now_us, ls->lease_transitions + 1, lease_dur_s(l));
     }
-    corral_client_resp_fini(&r);
+    corral_arena_fini(&a);
     return ok;
 }
 
@@ -227,25 +236,14 @@ const char *corral_leader_identity(const corral_leader_t *l)
 /* Hand the Lease back: holder "" so that the next candidate takes it at once. */
 static void release(corral_leader_t *l)
 {
-    char path[512];
-    lease_path(l, path, sizeof(path), true);
-    corral_client_resp_t r;
-    corral_client_resp_init(&r);
-    int rc = corral_client_request(l->c, "GET", path, NULL, NULL, 0, &r);
-    if (rc == 0 && r.code == 200) {
-        corral_arena_t a;
-        corral_arena_init(&a);
-        corral_obj_t *o = NULL;
-        char err[200];
-        if (corral_obj_from_json(&a, corral_buf_str(&r.body), r.body.len, &o, err, sizeof(err)) ==
-                0 &&
-            o->info->kind == CORRAL_KIND_LEASE && o->u.lease->holder_identity &&
-            strcmp(o->u.lease->holder_identity, l->identity) == 0)
-            lease_write(l, o->meta.resource_version, "", o->u.lease->acquire_us,
-                        o->u.lease->lease_transitions, 1);
-        corral_arena_fini(&a);
-    }
-    corral_client_resp_fini(&r);
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const corral_obj_t *o;
+    if (lease_get(l, &a, &o) == 200 && o->u.lease->holder_identity &&
+        strcmp(o->u.lease->holder_identity, l->identity) == 0)
+        lease_write(l, o->meta.resource_version, "", o->u.lease->acquire_us,
+                    o->u.lease->lease_transitions, 1);
+    corral_arena_fini(&a);
 }
 
 void corral_leader_stop(corral_leader_t *l, bool rel)

@@ -4,58 +4,22 @@
  * the preemptor's bind, each queue's kept demand and allocation must equal a
  * count from scratch (corral_engine_selfcheck). The backfill look-ahead once
  * brought every terminating pod back into its queue's numbers for good. */
-#include <criterion/criterion.h>
-#include <string.h>
+#include "engine_test.h"
 
-#include "corral/engine.h"
-#include "corral/yaml.h"
-
-typedef struct ev {
-    corral_arena_t a;
-    corral_diag_t d;
-    corral_engine_t *e;
-} ev_t;
-
-static void ev_init(ev_t *t)
-{
-    corral_arena_init(&t->a);
-    corral_diag_init(&t->d);
-    cr_assert_eq(corral_engine_new(NULL, &t->e), 0);
-}
-
-static void ev_fini(ev_t *t)
-{
-    corral_engine_free(t->e);
-    corral_diag_fini(&t->d);
-    corral_arena_fini(&t->a);
-}
-
-static void apply(ev_t *t, const char *yaml)
-{
-    corral_doc_t *docs;
-    size_t n;
-    cr_assert_eq(corral_yaml_parse(&t->a, yaml, strlen(yaml), "t", NULL, &t->d, &docs, &n), 0);
-    for (size_t i = 0; i < n; i++) {
-        corral_obj_t *o;
-        cr_assert_eq(corral_obj_decode(&t->a, docs[i].root, "t", &t->d, &o), 0);
-        cr_assert_eq(corral_engine_upsert(t->e, o, 0, &t->d), 0);
-    }
-}
-
-static void check(ev_t *t, const char *when)
+static void check(et_t *t, const char *when)
 {
     char msg[256];
     cr_assert_eq(corral_engine_selfcheck(t->e, msg, sizeof(msg)), 0, "%s: %s", when, msg);
 }
 
-static const corral_decisions_t *cycle(ev_t *t, int64_t now)
+static const corral_decisions_t *cycle(et_t *t, int64_t now)
 {
     const corral_decisions_t *d;
     cr_assert_eq(corral_engine_cycle(t->e, now, &d), 0);
     return d;
 }
 
-static void expect_terminating(ev_t *t, const char *name)
+static void expect_terminating(et_t *t, const char *name)
 {
     corral_pod_view_t v;
     cr_assert_eq(corral_engine_pod(t->e, "default", name, &v), 0);
@@ -64,7 +28,7 @@ static void expect_terminating(ev_t *t, const char *name)
 
 /* The cluster is full; `victim` is evicted for `newcomer`, which is
  * nominated but cannot bind until the victim is removed. */
-static void evict_wait_remove(ev_t *t, const char *victim, const char *newcomer)
+static void evict_wait_remove(et_t *t, const char *victim, const char *newcomer)
 {
     const corral_decisions_t *d = cycle(t, 1000);
     cr_assert_eq(d->nevictions, 1);
@@ -109,21 +73,21 @@ static void evict_wait_remove(ev_t *t, const char *victim, const char *newcomer)
 
 Test(engine_evict, preempted_then_removed)
 {
-    ev_t t;
-    ev_init(&t);
+    et_t t;
+    et_init(&t);
     apply(&t, NODE1("1") "---\n" POD("low", "priority: 1, "));
     cr_assert_eq(cycle(&t, 0)->nbinds, 1);
     check(&t, "after low binds");
     apply(&t, POD("high", "priority: 100, "));
     check(&t, "after high arrives");
     evict_wait_remove(&t, "low", "high");
-    ev_fini(&t);
+    et_fini(&t);
 }
 
 Test(engine_evict, reclaimed_then_removed)
 {
-    ev_t t;
-    ev_init(&t);
+    et_t t;
+    et_init(&t);
     apply(&t, NODE1("2") "---\n"
                          "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
                          "qa}\nspec: {weight: 1}\n---\n"
@@ -135,14 +99,14 @@ Test(engine_evict, reclaimed_then_removed)
     check(&t, "after b arrives");
     /* qa (2 GPUs) is over its share of 1; b takes back the younger one. */
     evict_wait_remove(&t, "a2", "b");
-    ev_fini(&t);
+    et_fini(&t);
 }
 
 /* A victim's node goes away (its pods with it) while it terminates. */
 Test(engine_evict, victim_gone_with_its_node)
 {
-    ev_t t;
-    ev_init(&t);
+    et_t t;
+    et_init(&t);
     apply(&t, NODE1("1") "---\n" POD("low", "priority: 1, "));
     cycle(&t, 0);
     apply(&t, POD("high", "priority: 100, "));
@@ -157,5 +121,5 @@ Test(engine_evict, victim_gone_with_its_node)
     cr_assert(!v.bound);
     cycle(&t, 3000);
     check(&t, "after a cycle without nodes");
-    ev_fini(&t);
+    et_fini(&t);
 }
