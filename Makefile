@@ -81,7 +81,12 @@ deps-bench:
 # Quiet by default; `make V=1` shows the commands.
 Q := $(if $(V),,@)
 
-$(B)/obj/%.o: %.c | deps
+# Objects depend on the compiler and flags they were built with, so that
+# `make CFLAGS="-O0 -g"` rebuilds everything instead of mixing objects.
+FLAGS_STAMP := $(B)/.cflags
+$(shell mkdir -p $(B) && { echo '$(CC) $(ALL_CFLAGS)' | cmp -s - $(FLAGS_STAMP) || echo '$(CC) $(ALL_CFLAGS)' >$(FLAGS_STAMP); })
+
+$(B)/obj/%.o: %.c $(FLAGS_STAMP) | deps
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -c $< -o $@

@@ -55,7 +55,8 @@ static void res_init(void)
             snprintf(r->key, sizeof(r->key), "%s.%s", r->info->plural, r->info->group);
         else
             snprintf(r->key, sizeof(r->key), "%s", r->info->plural);
-        snprintf(r->name, sizeof(r->name), "%s", r->key);
+        _Static_assert(sizeof(r->name) == sizeof(r->key), "name holds a key");
+        memcpy(r->name, r->key, sizeof(r->name));
         snprintf(r->list_kind, sizeof(r->list_kind), "%sList", r->info->name);
         r->has_status = kind_has_status((corral_kind_t)k);
         r->return_deleted = k == CORRAL_KIND_POD;
