@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "corral/arena.h"
 #include "corral/common.h"
@@ -537,6 +538,14 @@ typedef struct corral_schedconf {
      * weighted). */
     corral_opt_i32_t preferences, fragmentation, packing, topology, cpu_memory;
 } corral_schedconf_t;
+
+/*
+ * Read a file holding one corral.dev/v1alpha1 SchedulerConfiguration into
+ * arena a. Returns 0, or CORRAL_EINVAL with every
+ * problem printed to err as FILE:LINE:COL: message.
+ */
+int corral_schedconf_load(const char *path, corral_arena_t *a, FILE *err,
+                          const corral_schedconf_t **out);
 
 /* --- RBAC (rbac.authorization.k8s.io/v1) ---------------------------------------- */
 

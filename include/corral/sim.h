@@ -20,14 +20,6 @@ typedef struct corral_sim_opts {
 } corral_sim_opts_t;
 
 /*
- * Read a file holding one corral.dev/v1alpha1 SchedulerConfiguration into
- * arena a (`corral sim --config`). Returns 0, or CORRAL_EINVAL with every
- * problem printed to err as FILE:LINE:COL: message.
- */
-int corral_sim_load_config(const char *path, corral_arena_t *a, FILE *err,
-                           const corral_schedconf_t **out);
-
-/*
  * Run a scenario file. A SchedulerConfiguration document in the file applies
  * on top of opts->cfg (then opts->policy). Returns the process exit status of `corral sim
  * --scenario`: 0 every expectation holds, 1 some failed (each printed as

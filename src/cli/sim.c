@@ -160,7 +160,7 @@ static int run(sim_args_t *a, corral_arena_t *arena)
 {
     if (a->config) {
         const corral_schedconf_t *conf;
-        if (corral_sim_load_config(a->config, arena, stderr, &conf) != 0)
+        if (corral_schedconf_load(a->config, arena, stderr, &conf) != 0)
             return CORRAL_EXIT_INVALID;
         corral_sched_config_apply(&a->cfg, conf);
         a->t.config = conf;

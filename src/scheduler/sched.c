@@ -443,7 +443,7 @@ static int load_file_config(sched_t *s, char *err, size_t errlen)
     corral_arena_t a;
     corral_arena_init(&a);
     const corral_schedconf_t *sc;
-    int rc = corral_sim_load_config(s->o->config_file, &a, stderr, &sc);
+    int rc = corral_schedconf_load(s->o->config_file, &a, stderr, &sc);
     corral_sched_config_t c;
     corral_sched_config_default(&c);
     if (rc == 0 && corral_sched_config_apply(&c, sc) != 0)

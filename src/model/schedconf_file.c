@@ -1,12 +1,13 @@
 /*
- * Reading a SchedulerConfiguration file for `corral sim --config`: exactly
+ * Reading a SchedulerConfiguration file (`corral sim --config`, `corral
+ * scheduler --config`): exactly
  * one corral.dev/v1alpha1 SchedulerConfiguration document; problems are
  * printed as FILE:LINE:COL: message.
  */
 #include <string.h>
 
 #include "corral/io.h"
-#include "corral/sim.h"
+#include "corral/model.h"
 #include "corral/yaml.h"
 
 static const corral_schedconf_t *pick(corral_arena_t *a, const char *path, corral_diag_t *diag,
@@ -37,8 +38,8 @@ static const corral_schedconf_t *pick(corral_arena_t *a, const char *path, corra
     return found ? found->u.schedconf : NULL;
 }
 
-int corral_sim_load_config(const char *path, corral_arena_t *a, FILE *err,
-                           const corral_schedconf_t **out)
+int corral_schedconf_load(const char *path, corral_arena_t *a, FILE *err,
+                          const corral_schedconf_t **out)
 {
     corral_diag_t diag;
     corral_diag_init(&diag);

@@ -1,5 +1,5 @@
 /*
- * The API server's HTTP/1.1 request parser (see corral/http.h): a request
+ * The HTTP/1.1 request parser of the API server and the agent's log server (see corral/http.h): a request
  * head parsed in place, without allocation, and retried from the start when
  * more bytes arrive (heads are small, so re-scanning costs less than keeping
  * state); a chunked-body decoder that is a byte-level state machine; and
