@@ -12,10 +12,11 @@
  * field the typed view does not keep still works. ConfigMaps and Secrets come
  * through a fetch callback (the API in the agent, a table in tests).
  */
-#include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "corral/base64.h"
 #include "agent/agent_int.h"
 
 void corral__expand(const char *in, const char *(*lookup)(void *ctx, const char *name), void *ctx,
@@ -210,17 +211,13 @@ static const char *resource_ref(corral_arena_t *a, const corral__envctx_t *e,
 /* A Secret's base64 value, decoded (NUL bytes end the string, as in an environment). */
 static const char *b64(corral_arena_t *a, const char *s)
 {
-    size_t n = strlen(s);
-    unsigned char *out = corral_arena_alloc(a, n / 4 * 3 + 4);
-    int len = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n);
-    if (len < 0)
-        return "";
-    while (n > 0 && s[n - 1] == '=') { /* DecodeBlock counts padding as zero bytes */
-        n--;
-        len--;
-    }
-    out[len < 0 ? 0 : len] = '\0';
-    return (const char *)out;
+    corral_buf_t b;
+    corral_buf_init(&b);
+    const char *v = "";
+    if (corral_base64_decode(s, strlen(s), CORRAL_B64_STD, &b) == 0)
+        v = corral_arena_strdup(a, corral_buf_str(&b));
+    corral_buf_fini(&b);
+    return v;
 }
 
 static bool is_optional(const corral_val_t *ref)

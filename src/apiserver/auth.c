@@ -5,17 +5,19 @@
  * The token file is CSV as Go's encoding/csv reads it for kube-apiserver
  * (leading blanks trimmed, quoted fields with "" escapes and embedded
  * newlines, blank lines skipped, a bare quote in an unquoted field or
- * anything but a separator after a closing quote refused). The reader is a
- * small state machine over the text, fuzzed by tests/fuzz/fuzz_tokens.c.
+ * anything but a separator after a closing quote refused), read with the
+ * shared tokenizer of corral/csv.h; fuzzed by tests/fuzz/fuzz_tokens.c.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "corral/auth.h"
+#include "corral/csv.h"
 #include "corral/hmap.h"
 #include "corral/io.h"
 
-#define MAX_FIELDS       64
+#define MAX_FIELDS       256                /* per record (kube takes any number) */
+#define MAX_LINE         (64 << 10)         /* bytes per record */
 #define TOKEN_MAX        ((size_t)64 << 10) /* longer bearer tokens are never valid */
 #define TOKEN_FILE_LIMIT ((size_t)16 << 20)
 
@@ -38,105 +40,6 @@ bool corral_user_in_group(const corral_user_t *u, const char *g)
             return true;
     }
     return false;
-}
-
-/* --- CSV records ------------------------------------------------------------------------ */
-
-typedef struct csv {
-    const char *p, *end;
-    int line;
-    corral_arena_t *a;
-    corral_buf_t field;
-    const char *fields[MAX_FIELDS];
-    size_t nfields; /* fields seen, may exceed MAX_FIELDS (the rest are dropped) */
-    const char *err;
-} csv_t;
-
-static void end_field(csv_t *c)
-{
-    if (c->nfields < MAX_FIELDS)
-        c->fields[c->nfields] = corral_arena_strndup(c->a, corral_buf_str(&c->field), c->field.len);
-    c->nfields++;
-    corral_buf_reset(&c->field);
-}
-
-/* A quoted field, c->p just after the opening quote. Leaves c->p after the
- * closing quote. False (with c->err) on a missing or extraneous quote. */
-static bool quoted_field(csv_t *c)
-{
-    for (;;) {
-        if (c->p == c->end) {
-            c->err = "extraneous or missing \" in quoted-field";
-            return false;
-        }
-        char ch = *c->p++;
-        if (ch == '\n')
-            c->line++;
-        if (ch != '"') {
-            corral_buf_putc(&c->field, ch);
-            continue;
-        }
-        if (c->p < c->end && *c->p == '"') {
-            corral_buf_putc(&c->field, '"');
-            c->p++;
-            continue;
-        }
-        if (c->p < c->end && *c->p == '\r' && c->p + 1 < c->end && c->p[1] == '\n')
-            c->p++;
-        if (c->p == c->end || *c->p == ',' || *c->p == '\n')
-            return true;
-        c->err = "extraneous or missing \" in quoted-field";
-        return false;
-    }
-}
-
-/* Read the next non-blank record. Returns 1 with c->fields set, 0 at the
- * end, -1 on a syntax error (c->err, c->line). */
-static int csv_next(csv_t *c)
-{
-    for (;;) {
-        c->nfields = 0;
-        corral_buf_reset(&c->field);
-        while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
-            c->p++;
-        if (c->p == c->end)
-            return 0;
-        if (*c->p == '\n' || (*c->p == '\r' && c->p + 1 < c->end && c->p[1] == '\n')) {
-            c->p += *c->p == '\r' ? 2 : 1;
-            c->line++;
-            continue; /* a blank line */
-        }
-        break;
-    }
-    for (;;) {
-        while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
-            c->p++; /* TrimLeadingSpace */
-        if (c->p < c->end && *c->p == '"') {
-            c->p++;
-            if (!quoted_field(c))
-                return -1;
-        } else {
-            while (c->p < c->end && *c->p != ',' && *c->p != '\n') {
-                if (*c->p == '"') {
-                    c->err = "bare \" in non-quoted-field";
-                    return -1;
-                }
-                if (!(*c->p == '\r' && c->p + 1 < c->end && c->p[1] == '\n'))
-                    corral_buf_putc(&c->field, *c->p);
-                c->p++;
-            }
-        }
-        end_field(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (c->p < c->end) { /* '\n' */
-            c->p++;
-            c->line++;
-        }
-        return 1;
-    }
 }
 
 /* --- token file ------------------------------------------------------------------------- */
@@ -174,17 +77,63 @@ static void set_groups(corral_arena_t *a, corral_user_t *u, const char *list)
         u->groups[u->ngroups++] = CORRAL_GROUP_AUTHENTICATED;
 }
 
-static void add_record(corral_tokens_t *t, const csv_t *c)
+static const char *field(corral_arena_t *a, const corral_csv_record_t *rec, size_t i)
+{
+    return i < rec->n ? corral_arena_strndup(a, rec->fields[i].p, rec->fields[i].len) : NULL;
+}
+
+static void add_record(corral_tokens_t *t, const corral_csv_record_t *rec)
 {
     corral_grow((void **)&t->users, &t->cap, t->n + 1, sizeof(*t->users));
     entry_t *e = &t->users[t->n];
     memset(e, 0, sizeof(*e));
-    e->user.name = c->fields[1];
-    e->user.uid = c->fields[2];
-    set_groups(&t->a, &e->user, c->nfields >= 4 ? c->fields[3] : NULL);
-    e->token = c->fields[0];
+    e->user.name = field(&t->a, rec, 1);
+    e->user.uid = field(&t->a, rec, 2);
+    set_groups(&t->a, &e->user, field(&t->a, rec, 3));
+    e->token = field(&t->a, rec, 0);
     corral_hmap_put(&t->by_token, e->token, (uint32_t)t->n);
     t->n++;
+}
+
+/* Records of a token file, as kube-apiserver reads it with Go's csv.Reader
+ * (TrimLeadingSpace, any number of fields, blank lines skipped). */
+static int parse_records(corral_tokens_t *t, const char *text, size_t len, const char *file,
+                         char *err, size_t errlen)
+{
+    corral_csv_field_t *fields = corral_malloc(MAX_FIELDS * sizeof(*fields));
+    char *scratch = corral_malloc(MAX_LINE);
+    corral_csv_t c;
+    corral_csv_init(&c, fields, MAX_FIELDS, scratch, MAX_LINE);
+    c.trim_leading_space = true;
+    corral_csv_feed(&c, text, len, true);
+    int rc = 0;
+    for (;;) {
+        corral_csv_record_t rec;
+        int got = corral_csv_next(&c, &rec);
+        if (got == 0)
+            break;
+        if (got < 0) {
+            snprintf(err, errlen, "%s:%d: %s", file, c.err_line, c.err);
+            rc = CORRAL_EINVAL;
+            break;
+        }
+        if (rec.n == 0)
+            continue; /* a blank line */
+        if (rec.n < 3) {
+            snprintf(err, errlen,
+                     "%s:%d: token file must have at least 3 columns (token, user name, user "
+                     "uid), found %zu",
+                     file, rec.line, rec.n);
+            rc = CORRAL_EINVAL;
+            break;
+        }
+        if (rec.fields[0].len == 0)
+            continue; /* kube skips records with an empty token */
+        add_record(t, &rec);
+    }
+    corral_free(scratch);
+    corral_free(fields);
+    return rc;
 }
 
 int corral_tokens_parse(const char *text, size_t len, const char *file, corral_tokens_t **out,
@@ -194,41 +143,7 @@ int corral_tokens_parse(const char *text, size_t len, const char *file, corral_t
     corral_tokens_t *t = corral_calloc(1, sizeof(*t));
     corral_arena_init(&t->a);
     corral_hmap_init(&t->by_token);
-    csv_t c;
-    memset(&c, 0, sizeof(c));
-    c.p = text;
-    c.end = text + len;
-    c.line = 1;
-    c.a = &t->a;
-    corral_buf_init(&c.field);
-    int rc = 0;
-    if (memchr(text, '\0', len)) {
-        snprintf(err, errlen, "%s: a token file is text; it holds a NUL byte", file);
-        rc = CORRAL_EINVAL;
-    }
-    while (rc == 0) {
-        int line = c.line;
-        int got = csv_next(&c);
-        if (got == 0)
-            break;
-        if (got < 0) {
-            snprintf(err, errlen, "%s:%d: %s", file, c.line, c.err);
-            rc = CORRAL_EINVAL;
-            break;
-        }
-        if (c.nfields < 3) {
-            snprintf(err, errlen,
-                     "%s:%d: token file must have at least 3 columns (token, user name, user "
-                     "uid), found %zu",
-                     file, line, c.nfields);
-            rc = CORRAL_EINVAL;
-            break;
-        }
-        if (!c.fields[0][0])
-            continue; /* kube skips records with an empty token */
-        add_record(t, &c);
-    }
-    corral_buf_fini(&c.field);
+    int rc = parse_records(t, text, len, file, err, errlen);
     if (rc) {
         corral_tokens_free(t);
         return rc;

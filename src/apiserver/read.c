@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corral/base64.h"
 #include "apiserver/apiserver_int.h"
 
 void corral__h_get(corral__req_t *r)
@@ -41,56 +42,6 @@ void corral__h_get(corral__req_t *r)
 
 /* --- continue tokens ------------------------------------------------------------------ */
 
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static void b64_encode(const char *s, size_t n, corral_buf_t *out)
-{
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)(unsigned char)s[i + 1] << 8;
-        if (i + 2 < n)
-            v |= (uint32_t)(unsigned char)s[i + 2];
-        corral_buf_putc(out, b64url[(v >> 18) & 63]);
-        corral_buf_putc(out, b64url[(v >> 12) & 63]);
-        if (i + 1 < n)
-            corral_buf_putc(out, b64url[(v >> 6) & 63]);
-        if (i + 2 < n)
-            corral_buf_putc(out, b64url[v & 63]);
-    }
-}
-
-static int b64_val(char c)
-{
-    const char *p = c ? strchr(b64url, c) : NULL;
-    return p ? (int)(p - b64url) : -1;
-}
-
-/* Decode into out (NUL-terminated); false on bad input. */
-static bool b64_decode(const char *s, char *out, size_t cap)
-{
-    size_t n = strlen(s), o = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '=')
-            break;
-        int v = b64_val(s[i]);
-        if (v < 0)
-            return false;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (o + 1 >= cap)
-                return false;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    out[o] = '\0';
-    return true;
-}
-
 /* Token text: "<rev>/<namespace>/<name>". */
 typedef struct token {
     int64_t rev;
@@ -100,8 +51,18 @@ typedef struct token {
 
 static bool token_parse(const char *s, token_t *t)
 {
+    size_t n = strlen(s);
+    if (n > 1100) /* a token names at most 800 bytes */
+        return false;
+    corral_buf_t b;
+    corral_buf_init(&b);
+    int rc = corral_base64_decode(s, n, CORRAL_B64_URL, &b);
     char text[800];
-    if (!b64_decode(s, text, sizeof(text)))
+    bool fits = rc == 0 && b.len < sizeof(text) && !memchr(corral_buf_str(&b), 0, b.len);
+    if (fits)
+        memcpy(text, corral_buf_str(&b), b.len + 1);
+    corral_buf_fini(&b);
+    if (!fits)
         return false;
     char *end = NULL;
     long long rev = strtoll(text, &end, 10);
@@ -229,7 +190,7 @@ void corral__h_list(corral__req_t *r)
         corral_buf_init(&key);
         corral_buf_init(&enc);
         corral_buf_printf(&key, "%lld/%s/%s", (long long)rev, c.last_ns, c.last_name);
-        b64_encode(key.p, key.len, &enc);
+        corral_base64_encode(key.p, key.len, CORRAL_B64_URL, &enc);
         cont = corral_arena_strndup(r->a, enc.p, enc.len);
         corral_buf_fini(&key);
         corral_buf_fini(&enc);

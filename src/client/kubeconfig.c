@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "corral/base64.h"
 #include "corral/client.h"
 #include "corral/io.h"
 #include "corral/yaml.h"
@@ -39,49 +40,18 @@ static void set(char **dst, const char *v)
     *dst = v ? corral_strdup(v) : NULL;
 }
 
-static int b64_val(char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    if (ch == '+' || ch == '-')
-        return 62;
-    if (ch == '/' || ch == '_')
-        return 63;
-    return -1;
-}
-
 /* Standard or URL-safe base64, blanks ignored. NULL on bad input. */
 static char *b64_decode(const char *s, size_t *out_len)
 {
-    size_t n = strlen(s), o = 0;
-    char *out = corral_malloc(n / 4 * 3 + 4);
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
-            continue;
-        if (ch == '=')
-            break;
-        int v = b64_val(ch);
-        if (v < 0) {
-            corral_free(out);
-            return NULL;
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
+    corral_buf_t b;
+    corral_buf_init(&b);
+    if (corral_base64_decode(s, strlen(s), CORRAL_B64_LAX, &b) != 0) {
+        corral_buf_fini(&b);
+        return NULL;
     }
-    out[o] = '\0';
-    *out_len = o;
-    return out;
+    *out_len = b.len;
+    corral_buf_putc(&b, '\0'); /* a string even when empty */
+    return corral_buf_steal(&b);
 }
 
 /* --- kubeconfig ------------------------------------------------------------------------- */

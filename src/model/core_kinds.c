@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "corral/base64.h"
 #include "model/model_int.h"
 
 /* --- Namespace ------------------------------------------------------------------ */
@@ -211,29 +212,12 @@ static void check_data_keys(corral__dec_t *d, const corral_val_t *map, const cha
     }
 }
 
-static bool base64_ok(const char *s)
-{
-    size_t n = strlen(s), pad = 0;
-    if (n % 4 != 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '=') {
-            pad++;
-            if (i < n - 2)
-                return false;
-        } else if (pad || !(isalnum((unsigned char)c) || c == '+' || c == '/')) {
-            return false;
-        }
-    }
-    return pad <= 2;
-}
-
 static void check_base64(corral__dec_t *d, const corral_val_t *map, const corral_strmap_t *m,
                          const char *field)
 {
     for (size_t i = 0; i < m->n; i++) {
-        if (base64_ok(m->items[i].value))
+        const char *v = m->items[i].value;
+        if (corral_base64_decode(v, strlen(v), CORRAL_B64_STD, NULL) == 0)
             continue;
         size_t mk = corral__dec_enter(d, field);
         corral__dec_err_field(d, map && i < map->n ? map->pairs[i].val : map, m->items[i].key,

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "corral/base64.h"
 #include "corral/model.h"
 
 static corral_val_t *map_at(const corral_val_t *m, const char *key)
@@ -119,28 +120,6 @@ static void default_pod(corral_arena_t *a, corral_val_t *raw)
     default_containers(a, spec, "initContainers");
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void base64(const char *s, size_t n, corral_buf_t *out)
-{
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)(unsigned char)s[i + 1] << 8;
-        if (i + 2 < n)
-            v |= (uint32_t)(unsigned char)s[i + 2];
-        corral_buf_putc(out, b64[(v >> 18) & 63]);
-        corral_buf_putc(out, b64[(v >> 12) & 63]);
-        char c3 = '=', c4 = '=';
-        if (i + 1 < n)
-            c3 = b64[(v >> 6) & 63];
-        if (i + 2 < n)
-            c4 = b64[v & 63];
-        corral_buf_putc(out, c3);
-        corral_buf_putc(out, c4);
-    }
-}
-
 /* The API server merges stringData into data (base64) and drops it. */
 static void default_secret(corral_arena_t *a, corral_val_t *raw)
 {
@@ -162,7 +141,7 @@ static void default_secret(corral_arena_t *a, corral_val_t *raw)
     corral_buf_init(&b);
     for (size_t i = 0; i < sd->n; i++) {
         corral_buf_reset(&b);
-        base64(sd->pairs[i].val->s, sd->pairs[i].val->len, &b);
+        corral_base64_encode(sd->pairs[i].val->s, sd->pairs[i].val->len, CORRAL_B64_STD, &b);
         corral_val_set(a, data, sd->pairs[i].key->s, corral_val_new_str(a, corral_buf_str(&b)));
     }
     corral_buf_fini(&b);

@@ -13,12 +13,14 @@
 
 #include <openssl/evp.h>
 
+#include "corral/csv.h"
 #include "corral/buf.h"
 #include "corral/common.h"
 #include "corral/io.h"
 #include "up/up_int.h"
 
 #define TOKEN_FILE_MAX ((size_t)16 << 20)
+#define CSV_LINE_MAX   (64 << 10) /* as the API server reads the file */
 
 static int random_token(char out[65], char *err, size_t errlen)
 {
@@ -43,28 +45,32 @@ static int random_token(char out[65], char *err, size_t errlen)
     return 0;
 }
 
-/* Field i (0-based) of a CSV line we wrote (tokens and user names never
- * hold commas or quotes), into out; false when absent. */
-static bool csv_field(const char *line, size_t len, int i, char *out, size_t outlen)
+/* Pick up the tokens of the users ids name from the token file's records
+ * (read as the API server reads them). */
+static void find_tokens(const char *text, size_t len, corral_up_ident_t *ids, size_t n)
 {
-    const char *p = line, *end = line + len;
-    for (; i > 0 && p < end; i--) {
-        const char *c = memchr(p, ',', (size_t)(end - p));
-        if (!c)
-            return false;
-        p = c + 1;
+    corral_csv_field_t fields[8];
+    char *scratch = corral_malloc(CSV_LINE_MAX);
+    corral_csv_t c;
+    corral_csv_init(&c, fields, CORRAL_ARRAY_LEN(fields), scratch, CSV_LINE_MAX);
+    c.trim_leading_space = true;
+    corral_csv_feed(&c, text ? text : "", len, true);
+    corral_csv_record_t rec;
+    int got;
+    while ((got = corral_csv_next(&c, &rec)) != 0) {
+        if (got < 0 || rec.n < 2)
+            continue; /* the API server reports bad lines; keep them as they are */
+        const corral_csv_field_t *tok = &rec.fields[0], *user = &rec.fields[1];
+        for (size_t i = 0; i < n; i++) {
+            if (!ids[i].token[0] && strlen(ids[i].user) == user->len &&
+                memcmp(ids[i].user, user->p, user->len) == 0 && tok->len > 0 &&
+                tok->len < sizeof(ids[i].token)) {
+                memcpy(ids[i].token, tok->p, tok->len);
+                ids[i].token[tok->len] = '\0';
+            }
+        }
     }
-    if (i > 0)
-        return false;
-    const char *c = memchr(p, ',', (size_t)(end - p));
-    size_t n = (size_t)((c ? c : end) - p);
-    while (n && (p[n - 1] == '\r' || p[n - 1] == ' '))
-        n--;
-    if (n == 0 || n >= outlen)
-        return false;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return true;
+    corral_free(scratch);
 }
 
 int corral_up_tokens_ensure(const char *path, corral_up_ident_t *ids, size_t n, char *err,
@@ -88,18 +94,7 @@ int corral_up_tokens_ensure(const char *path, corral_up_ident_t *ids, size_t n, 
     for (size_t i = 0; i < n; i++)
         ids[i].token[0] = '\0';
     /* Keep every line; pick up the tokens of the users we know. */
-    for (const char *p = text; p && p < text + len;) {
-        const char *nl = memchr(p, '\n', (size_t)(text + len - p));
-        size_t ll = (size_t)((nl ? nl : text + len) - p);
-        char tok[128], user[512];
-        if (csv_field(p, ll, 0, tok, sizeof(tok)) && csv_field(p, ll, 1, user, sizeof(user))) {
-            for (size_t i = 0; i < n; i++) {
-                if (!ids[i].token[0] && strcmp(ids[i].user, user) == 0 && strlen(tok) < 65)
-                    memcpy(ids[i].token, tok, strlen(tok) + 1);
-            }
-        }
-        p = nl ? nl + 1 : text + len;
-    }
+    find_tokens(text, len, ids, n);
     corral_buf_t out;
     corral_buf_init(&out);
     corral_buf_append(&out, text ? text : "", len);

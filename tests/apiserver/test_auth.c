@@ -73,9 +73,9 @@ Test(auth, later_records_replace_earlier_ones)
 Test(auth, bad_token_files_name_the_line)
 {
     parse_err("a,b,c\nonly,two\n", "tokens.csv:2: token file must have at least 3 columns");
-    parse_err("a,b\"c,d\n", "tokens.csv:1: bare \" in non-quoted-field");
-    parse_err("a,\"b\"x,c\n", "extraneous or missing \" in quoted-field");
-    parse_err("a,b,\"c\n", "extraneous or missing \"");
+    parse_err("a,b\"c,d\n", "tokens.csv:1: a quote inside an unquoted field");
+    parse_err("a,\"b\"x,c\n", "tokens.csv:1: unexpected text after a closing quote");
+    parse_err("x,y,z\na,b,\"c\n", "tokens.csv:2: a quoted field is never closed");
     corral_tokens_t *t = NULL;
     char err[256];
     cr_assert_eq(corral_tokens_parse("a,b,c\0d\n", 8, "t", &t, err, sizeof(err)), CORRAL_EINVAL);

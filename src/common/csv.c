@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "corral/trace.h"
+#include "corral/common.h"
+#include "corral/csv.h"
 
 /* Internal: the window ended inside a field; the caller decides what it means. */
 #define CSV_MORE 1
@@ -239,6 +240,8 @@ static int csv_record(corral_csv_t *c, corral_csv_record_t *rec)
             return csv_fail(c, CORRAL_ETOOBIG, i, line, c->line, "more than %zu fields",
                             c->max_fields);
         corral_csv_field_t *f = &c->fields[nf++];
+        while (c->trim_leading_space && i < lim && (d[i] == ' ' || d[i] == '\t'))
+            i++;
         int rc = (i < lim && d[i] == '"') ? csv_quoted(c, &i, lim, &line, &scr, f)
                                           : csv_plain(c, &i, lim, line, f);
         if (rc < 0)
