@@ -234,6 +234,8 @@ static bool clears_managed(const corral_val_t *mf)
  * ones; [{}] removes them all. */
 static void track_update(corral__req_t *r, const corral_val_t *live, corral_val_t *next)
 {
+    if (r->res->view)
+        return; /* fields named in the served shape: not tracked (docs/apiserver.md) */
     corral_val_t *nm = corral__meta(r->a, next);
     corral_val_t *sent = corral_val_get(nm, "managedFields");
     if (clears_managed(sent)) {
