@@ -29,4 +29,11 @@ typedef struct corral_json_err {
 int corral_json_parse(corral_arena_t *a, const char *text, size_t len, corral_val_t **out,
                       corral_json_err_t *err);
 
+/* The same, but a duplicate key is no error: the last one wins and dup_fn
+ * gets its dotted path ("metadata.name", "spec.containers[0].image"), as
+ * kube-apiserver's field validation reports duplicates. */
+typedef void (*corral_json_dup_fn)(void *ctx, const char *path);
+int corral_json_parse_dups(corral_arena_t *a, const char *text, size_t len, corral_val_t **out,
+                           corral_json_err_t *err, corral_json_dup_fn dup_fn, void *dup_ctx);
+
 #endif

@@ -47,6 +47,20 @@ typedef struct corral__loop corral__loop_t;
 typedef struct corral__watch corral__watch_t;
 typedef struct corral__req corral__req_t;
 
+/* The options of a write (create, update, patch, apply): ?dryRun=All,
+ * ?fieldValidation=Strict|Warn|Ignore, ?fieldManager, ?force. */
+enum { CORRAL__FV_WARN = 0, CORRAL__FV_STRICT, CORRAL__FV_IGNORE };
+#define CORRAL__MAX_DUPS 20
+typedef struct corral__wopts {
+    bool dry_run;
+    int validation;      /* CORRAL__FV_* */
+    const char *manager; /* ?fieldManager, else from the User-Agent */
+    bool manager_set;    /* ?fieldManager was given */
+    bool force;
+    const char *dups[CORRAL__MAX_DUPS]; /* duplicate fields of the body (paths) */
+    size_t ndups;
+} corral__wopts_t;
+
 /* A view: a resource whose objects are another resource's stored objects
  * in another shape (events.k8s.io/v1 Events are core v1 Events, as
  * upstream). Requests and answers are converted at the edges; storage,
@@ -145,6 +159,7 @@ struct corral__req {
     void (*stream_closed)(corral__req_t *r);
     void (*stream_writable)(corral__req_t *r);
     corral_buf_t headers; /* extra response headers ("Warning: ...\r\n") */
+    corral__wopts_t *wo;  /* a write's options (NULL for other requests) */
 };
 
 /* --- server.c: responses ------------------------------------------------------- */
@@ -265,6 +280,8 @@ bool corral__param_int(corral__req_t *r, const char *name, int64_t *out, bool *s
 /* Parse the request body (JSON, or YAML for application/yaml) into a tree.
  * Replies 400/415 and returns NULL when it cannot. */
 corral_val_t *corral__body_tree(corral__req_t *r);
+/* An apply body: JSON when it starts with '{', else YAML (one object). */
+corral_val_t *corral__apply_tree(corral__req_t *r);
 /* Parse a patch document (JSON: an object or a list); replies 400 on error. */
 corral_val_t *corral__patch_tree(corral__req_t *r);
 /* Parse stored JSON (from the store) into a tree in r->a; NULL on error. */
@@ -314,6 +331,9 @@ void corral__view_out(corral__req_t *r, corral_val_t *obj);
  * it; NULL when the resource does not support it. */
 const char *corral__field_label(const corral__req_t *r, const char *label);
 
+/* apply.c: PATCH with application/apply-patch+yaml. */
+void corral__h_apply(corral__req_t *r);
+
 /* --- handlers ----------------------------------------------------------------------- */
 
 void corral__h_get(corral__req_t *r);
@@ -338,6 +358,20 @@ typedef struct corral__cur {
 #define CORRAL__UPD_BINDING 1u /* keep generation; answer with a Status Success */
 void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_t *next,
                          const char *user_rv, int success_code, unsigned flags);
+#define CORRAL__UPD_MANAGED 2u /* managedFields already computed (apply) */
+/* Parse r's write options into r->wo; what names the options in messages
+ * ("CreateOptions", "PatchOptions"). Replies 422 and returns false on a
+ * bad value. */
+bool corral__wopts_parse(corral__req_t *r, const char *what, bool apply);
+/* Create obj (parsed, identity checked). flags as corral__update_with. */
+void corral__create_with(corral__req_t *r, corral_val_t *obj, unsigned flags);
+/* The scope of r's fields for managedFields (CORRAL__SCOPE_*). */
+int corral__scope(const corral__req_t *r);
+/* Reply with obj (stored shape) as r's resource serves it: dry runs. */
+void corral__reply_tree(corral__req_t *r, int code, const corral_val_t *obj);
+/* The object to store for an update of r's resource (or its status) from
+ * the current object and the one the client sent (in, changed). */
+corral_val_t *corral__merge_for(corral__req_t *r, const corral__cur_t *cur, corral_val_t *in);
 /* Read the current object of r (404 reply and false when absent). */
 bool corral__read_current(corral__req_t *r, corral__cur_t *cur);
 /* Restart the handler from the top after a compare-and-swap conflict. */
@@ -363,8 +397,58 @@ int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_va
 /* smpatch.c: strategic merge patch with upstream's merge keys. */
 int corral__strategic_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *patch,
                             char *why, size_t why_len);
+/* How the list at a dotted path ("spec.containers[].env", "[]" for a list
+ * element) merges, from the same table: 'k' by key (*key), 's' as a set of
+ * scalars, 'a' atomic (replaced whole). */
+char corral__list_type(const char *path, const char **key);
 /* Built-in kinds (core and *.k8s.io groups) take strategic patches. */
 bool corral__strategic_supported(const corral_kind_info_t *k);
+
+/* managed.c: field sets in FieldsV1 form (internally every member node has
+ * "."; corral__fields_in/out convert from/to what managedFields hold) and
+ * upstream's field management. All pure functions over trees in arena a. */
+enum { CORRAL__SCOPE_ALL = 0, CORRAL__SCOPE_SPEC, CORRAL__SCOPE_STATUS };
+/* The set of obj's fields: leaves, list items, empty maps (all: every node). */
+corral_val_t *corral__fields_of(corral_arena_t *a, const corral_val_t *obj, bool all);
+corral_val_t *corral__fields_union(corral_arena_t *a, const corral_val_t *x, const corral_val_t *y);
+corral_val_t *corral__fields_diff(corral_arena_t *a, const corral_val_t *x, const corral_val_t *y);
+corral_val_t *corral__fields_inter(corral_arena_t *a, const corral_val_t *x, const corral_val_t *y);
+bool corral__fields_empty(const corral_val_t *x);
+corral_val_t *corral__fields_in(corral_arena_t *a, const corral_val_t *fields_v1);
+corral_val_t *corral__fields_out(corral_arena_t *a, const corral_val_t *set);
+/* What changed from old to new_ (either may be NULL: an empty object). */
+void corral__fields_compare(corral_arena_t *a, const corral_val_t *old, const corral_val_t *new_,
+                            corral_val_t **added, corral_val_t **modified, corral_val_t **removed);
+/* set without the fields the server owns (apiVersion, kind, metadata.name,
+ * uid, ...) and, by scope, without status or with only status. */
+corral_val_t *corral__fields_strip(corral_arena_t *a, const corral_val_t *set, int scope);
+/* Remove set's members from obj, keeping what keep (may be NULL) names. */
+void corral__fields_remove(corral_arena_t *a, corral_val_t *obj, const corral_val_t *set,
+                           const corral_val_t *keep);
+/* Each member's path as kube prints it (".spec.containers[name=\"c\"].image"). */
+void corral__fields_each(corral_arena_t *a, const corral_val_t *set,
+                         void (*fn)(void *ctx, const char *path), void *ctx);
+typedef struct corral__mf_opts {
+    const char *manager;
+    const char *api_version;
+    const char *subresource; /* NULL, or "status" */
+    const char *now;         /* RFC 3339 time for changed entries */
+    int scope;               /* CORRAL__SCOPE_* */
+} corral__mf_opts_t;
+/* managedFields after a non-apply write from live (NULL: a create) to next,
+ * starting from the entries base (a list, may be NULL). */
+corral_val_t *corral__managed_update(corral_arena_t *a, const corral_val_t *base,
+                                     const corral_val_t *live, const corral_val_t *next,
+                                     const corral__mf_opts_t *o);
+/* An apply of config by o->manager: merged (live merged with config) loses
+ * the fields the manager stopped applying that nobody else owns; *mf_out
+ * gets the entries. Returns CORRAL_ECONFLICT with *conflicts a list of
+ * {manager, field} when, without force, the apply changes fields other
+ * managers own. */
+int corral__managed_apply(corral_arena_t *a, const corral_val_t *base, const corral_val_t *live,
+                          const corral_val_t *config, corral_val_t *merged,
+                          const corral__mf_opts_t *o, bool force, corral_val_t **mf_out,
+                          corral_val_t **conflicts);
 
 /* watch.c */
 void corral__watch_pump(corral__loop_t *loop);

@@ -20,6 +20,18 @@
 
 #define MAX_ATTEMPTS 1000 /* as in write.c */
 
+/* dryRun takes only "All" (as upstream's ValidateDeleteOptions). */
+static bool dry_value(corral__req_t *r, const char *v)
+{
+    if (!strcmp(v, "All"))
+        return true;
+    corral__status(r, 422, "Invalid", "DeleteOptions", "",
+                   "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+                   "\"%s\": supported values: \"All\"",
+                   v);
+    return false;
+}
+
 bool corral__delopts_parse(corral__req_t *r, const corral_val_t *body, corral__delopts_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -33,7 +45,11 @@ bool corral__delopts_parse(corral__req_t *r, const corral_val_t *body, corral__d
         o->pre_uid = corral_val_get_str(pre, "uid");
         o->pre_rv = corral_val_get_str(pre, "resourceVersion");
         corral_val_t *dry = corral_val_get(body, "dryRun");
-        o->dry_run = dry && dry->kind == CORRAL_VAL_SEQ && dry->n > 0;
+        for (size_t i = 0; dry && dry->kind == CORRAL_VAL_SEQ && i < dry->n; i++) {
+            if (!dry_value(r, dry->items[i]->kind == CORRAL_VAL_STR ? dry->items[i]->s : "?"))
+                return false;
+            o->dry_run = true;
+        }
     }
     int64_t g = 0;
     bool set = false;
@@ -49,8 +65,11 @@ bool corral__delopts_parse(corral__req_t *r, const corral_val_t *body, corral__d
         return false;
     }
     const char *dry = corral__param(r, "dryRun");
-    if (dry && *dry)
+    if (dry && *dry) {
+        if (!dry_value(r, dry))
+            return false;
         o->dry_run = true;
+    }
     return true;
 }
 
@@ -227,6 +246,15 @@ void corral__delete_one(corral__req_t *r, const corral__cur_t *cur, const corral
     r->hctx = d;
     corral_store_op_t *op = plan(r, r->res, corral__ns_key(r), &cur->row,
                                  corral_val_copy(r->a, cur->tree), o, &d->removed);
+    if (op && o->dry_run && !d->removed) {
+        /* The object as a real deletion would leave it; nothing is written. */
+        corral_buf_t b;
+        corral_buf_init(&b);
+        corral_val_to_json(op->obj, &b, false);
+        reply_deleted(r, d, b.p ? b.p : "{}", b.len);
+        corral_buf_fini(&b);
+        return;
+    }
     if (!op || o->dry_run) {
         reply_deleted(r, d, cur->row.json, cur->row.json_len);
         return;
@@ -383,7 +411,22 @@ static int coll_row(void *arg, const corral_store_row_t *row)
     copy->attrs = corral_arena_strndup(r->a, row->attrs, row->attrs_len);
     bool removed = false;
     corral_store_op_t *op = plan(r, r->res, copy->ns, copy, tree, c->opts, &removed);
-    if (!op || c->opts->dry_run)
+    if (op && c->opts->dry_run) {
+        /* What a real deletecollection would answer; nothing is written. */
+        if (c->nitems++)
+            corral_buf_putc(c->items, ',');
+        if (removed) {
+            corral__put_obj(c->items, r->res, copy->json, copy->json_len);
+        } else {
+            corral_buf_t b;
+            corral_buf_init(&b);
+            corral_val_to_json(op->obj, &b, false);
+            corral__put_obj(c->items, r->res, b.p ? b.p : "{}", b.len);
+            corral_buf_fini(&b);
+        }
+        return 0;
+    }
+    if (!op)
         return 0;
     op->next = c->ops;
     c->ops = op;

@@ -54,6 +54,8 @@ static void to_stored(corral_arena_t *a, corral_val_t *obj)
 static void to_served(corral_arena_t *a, corral_val_t *obj)
 {
     convert(a, obj, 1, 0, "events.k8s.io/v1");
+    /* managedFields name the stored shape's fields: not served here. */
+    corral_val_del(corral_val_get(obj, "metadata"), "managedFields");
 }
 
 /* Upstream's field label conversion for events.k8s.io/v1 (anything else is

@@ -130,6 +130,15 @@ static corral_val_t *parse_yaml_body(corral__req_t *r)
     return v;
 }
 
+/* A duplicate field of a write's JSON body: the last wins; fieldValidation
+ * decides what the client hears of it (corral__validate). */
+static void note_dup(void *ctx, const char *path)
+{
+    corral__req_t *r = ctx;
+    if (r->wo->ndups < CORRAL__MAX_DUPS)
+        r->wo->dups[r->wo->ndups++] = corral_arena_strdup(r->a, path);
+}
+
 /* Parse body (as JSON unless yaml) into one value. Replies 400. */
 static corral_val_t *parse_body(corral__req_t *r, bool yaml, bool want_map)
 {
@@ -150,7 +159,9 @@ static corral_val_t *parse_body(corral__req_t *r, bool yaml, bool want_map)
             return NULL;
     } else {
         corral_json_err_t e;
-        if (corral_json_parse(r->a, r->body, r->body_len, &v, &e) != 0) {
+        int rc = r->wo ? corral_json_parse_dups(r->a, r->body, r->body_len, &v, &e, note_dup, r)
+                       : corral_json_parse(r->a, r->body, r->body_len, &v, &e);
+        if (rc != 0) {
             bad_body(r, e.line, e.col, e.msg);
             return NULL;
         }
@@ -176,6 +187,15 @@ corral_val_t *corral__body_tree(corral__req_t *r)
         return NULL;
     }
     return parse_body(r, yaml, true);
+}
+
+corral_val_t *corral__apply_tree(corral__req_t *r)
+{
+    size_t i = 0;
+    while (i < r->body_len &&
+           (r->body[i] == ' ' || r->body[i] == '\n' || r->body[i] == '\r' || r->body[i] == '\t'))
+        i++;
+    return parse_body(r, i < r->body_len && r->body[i] != '{', true);
 }
 
 /* Patch documents: JSON, maps or lists (json-patch). */
@@ -261,13 +281,13 @@ bool corral__check_identity(corral__req_t *r, corral_val_t *obj, bool need_name)
 
 /* "Warning: 299 - "<text>"" headers, as kube-apiserver sends for unknown
  * fields (kubectl prints them). */
-static void add_warning(corral__req_t *r, const corral_diag_entry_t *e)
+static void add_warning_text(corral__req_t *r, const char *path, const char *text)
 {
     corral_buf_t msg;
     corral_buf_init(&msg);
-    if (e->path)
-        corral_buf_printf(&msg, "%s: ", e->path);
-    corral_buf_puts(&msg, e->msg);
+    if (path)
+        corral_buf_printf(&msg, "%s: ", path);
+    corral_buf_puts(&msg, text);
     corral_buf_puts(&r->headers, "Warning: 299 - \"");
     for (size_t i = 0; i < msg.len; i++) {
         char c = msg.p[i];
@@ -279,6 +299,60 @@ static void add_warning(corral__req_t *r, const corral_diag_entry_t *e)
     }
     corral_buf_puts(&r->headers, "\"\r\n");
     corral_buf_fini(&msg);
+}
+
+static void add_warning(corral__req_t *r, const corral_diag_entry_t *e)
+{
+    add_warning_text(r, e->path, e->msg);
+}
+
+static bool unknown_field(const corral_diag_entry_t *e)
+{
+    return e->sev == CORRAL_SEV_WARNING && strncmp(e->msg, "unknown field", 13) == 0;
+}
+
+/* fieldValidation of a write: Strict turns unknown and duplicate fields
+ * into one 400 (kube's "strict decoding error"), Ignore drops them, Warn
+ * (the default) sends them as warnings. Returns false after a 400. */
+static bool field_validation(corral__req_t *r, const corral_diag_t *d)
+{
+    int mode = r->wo ? r->wo->validation : CORRAL__FV_WARN;
+    size_t ndups = r->wo ? r->wo->ndups : 0;
+    if (mode == CORRAL__FV_STRICT) {
+        corral_buf_t b;
+        corral_buf_init(&b);
+        size_t n = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            if (unknown_field(&d->items[i]))
+                corral_buf_printf(&b, "%sunknown field \"%s\"", n++ ? ", " : "",
+                                  d->items[i].path ? d->items[i].path : "");
+        }
+        for (size_t i = 0; i < ndups; i++)
+            corral_buf_printf(&b, "%sduplicate field \"%s\"", n++ ? ", " : "", r->wo->dups[i]);
+        if (n) {
+            const corral_kind_info_t *k = r->res->info;
+            corral__status(r, 400, "BadRequest", NULL, NULL,
+                           "%s in version \"%s\" cannot be handled as a %s: strict decoding "
+                           "error: %s",
+                           k->name, k->api_version, k->name, corral_buf_str(&b));
+        }
+        corral_buf_fini(&b);
+        return n == 0;
+    }
+    size_t nw = 0;
+    for (size_t i = 0; i < d->n && nw < MAX_WARNINGS; i++) {
+        if (d->items[i].sev != CORRAL_SEV_WARNING ||
+            (mode == CORRAL__FV_IGNORE && unknown_field(&d->items[i])))
+            continue;
+        add_warning(r, &d->items[i]);
+        nw++;
+    }
+    for (size_t i = 0; mode == CORRAL__FV_WARN && i < ndups && nw < MAX_WARNINGS; i++, nw++)
+        add_warning_text(r, NULL,
+                         corral_arena_printf(r->a, "duplicate field \"%s\"", r->wo->dups[i]));
+    if (r->wo)
+        r->wo->ndups = 0; /* reported once, also when an update validates again */
+    return true;
 }
 
 /* Report d's errors as a 422 (true when there were any). */
@@ -305,14 +379,10 @@ bool corral__validate(corral__req_t *r, corral_val_t *obj, corral_obj_t **out)
         corral_diag_fini(&d);
         return false;
     }
-    size_t nw = 0;
-    for (size_t i = 0; i < d.n && nw < MAX_WARNINGS; i++) {
-        if (d.items[i].sev == CORRAL_SEV_WARNING) {
-            add_warning(r, &d.items[i]);
-            nw++;
-        }
-    }
+    bool ok = field_validation(r, &d);
     corral_diag_fini(&d);
+    if (!ok)
+        return false;
     corral_obj_default(r->a, r->res->info, obj);
     corral_diag_init(&d);
     rc = corral_obj_decode(r->a, obj, NULL, &d, out);

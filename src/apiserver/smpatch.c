@@ -387,3 +387,10 @@ bool corral__strategic_supported(const corral_kind_info_t *k)
     size_t n = strlen(k->group);
     return n == 0 || (n > 7 && strcmp(k->group + n - 7, ".k8s.io") == 0);
 }
+
+char corral__list_type(const char *path, const char **key)
+{
+    const list_rule_t *rule = rule_for(path);
+    *key = rule ? rule->key : NULL;
+    return !rule ? 'a' : rule->key ? 'k' : 's';
+}

@@ -127,6 +127,140 @@ void corral__retry(corral__req_t *r)
     r->handler(r);
 }
 
+/* --- write options ---------------------------------------------------------------------------- */
+
+/* What kube names a manager that gives no fieldManager: the User-Agent up
+ * to its first '/' ("kubectl", "OpenAPI-Generator", "python-requests"). */
+static const char *manager_from_agent(corral__req_t *r)
+{
+    size_t len = 0;
+    const char *ua = corral_http_header(r->http, "user-agent", &len);
+    if (!ua || !len)
+        return "unknown";
+    const char *slash = memchr(ua, '/', len);
+    size_t n = slash ? (size_t)(slash - ua) : len;
+    if (n > 128)
+        n = 128;
+    return corral_arena_strndup(r->a, ua, n);
+}
+
+static void invalid_opt(corral__req_t *r, const char *what, const char *msg)
+{
+    corral__status(r, 422, "Invalid", what, "", "%s.meta.k8s.io \"\" is invalid: %s", what, msg);
+}
+
+bool corral__wopts_parse(corral__req_t *r, const char *what, bool apply)
+{
+    corral__wopts_t *o = corral_arena_alloc(r->a, sizeof(*o));
+    memset(o, 0, sizeof(*o));
+    r->wo = o;
+    const char *dry = corral__param(r, "dryRun");
+    if (dry && *dry && strcmp(dry, "All") != 0) {
+        invalid_opt(r, what,
+                    corral_arena_printf(r->a,
+                                        "dryRun: Unsupported value: \"%s\": supported values: "
+                                        "\"All\"",
+                                        dry));
+        return false;
+    }
+    o->dry_run = dry && *dry;
+    const char *fv = corral__param(r, "fieldValidation");
+    if (fv && *fv) {
+        if (!strcmp(fv, "Strict"))
+            o->validation = CORRAL__FV_STRICT;
+        else if (!strcmp(fv, "Ignore"))
+            o->validation = CORRAL__FV_IGNORE;
+        else if (strcmp(fv, "Warn") != 0) {
+            invalid_opt(r, what,
+                        corral_arena_printf(r->a,
+                                            "fieldValidation: Unsupported value: \"%s\": "
+                                            "supported values: \"Ignore\", \"Strict\", "
+                                            "\"Warn\"",
+                                            fv));
+            return false;
+        }
+    }
+    const char *fm = corral__param(r, "fieldManager");
+    o->manager_set = fm && *fm;
+    if (fm && strlen(fm) > 128) {
+        invalid_opt(r, what, "fieldManager: Too long: may not be more than 128 bytes");
+        return false;
+    }
+    if (apply && !o->manager_set) {
+        invalid_opt(r, what, "fieldManager: Required value: is required for apply patch");
+        return false;
+    }
+    o->manager = o->manager_set ? fm : manager_from_agent(r);
+    if (!corral__param_bool(r, "force", &o->force))
+        return false;
+    if (o->force && !apply) {
+        invalid_opt(r, what, "force: Forbidden: may not be specified for non-apply patch");
+        return false;
+    }
+    return true;
+}
+
+int corral__scope(const corral__req_t *r)
+{
+    if (r->sub && !strcmp(r->sub, "status"))
+        return CORRAL__SCOPE_STATUS;
+    return r->res->has_status ? CORRAL__SCOPE_SPEC : CORRAL__SCOPE_ALL;
+}
+
+void corral__reply_tree(corral__req_t *r, int code, const corral_val_t *obj)
+{
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_val_to_json(obj, &b, false);
+    corral__reply_obj(r, code, b.p ? b.p : "{}", b.len);
+    corral_buf_fini(&b);
+}
+
+/* Does the client's managedFields ask for them to go ([{}], as upstream)? */
+static bool clears_managed(const corral_val_t *mf)
+{
+    if (!mf || mf->kind != CORRAL_VAL_SEQ || mf->n == 0)
+        return false;
+    for (size_t i = 0; i < mf->n; i++) {
+        if (mf->items[i]->kind != CORRAL_VAL_MAP || mf->items[i]->n != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Record a non-apply write from live (NULL: create) to next in next's
+ * metadata.managedFields. The client's entries count when it sent some
+ * (kubectl's client-side-apply upgrade does); none or [] keep the stored
+ * ones; [{}] removes them all. */
+static void track_update(corral__req_t *r, const corral_val_t *live, corral_val_t *next)
+{
+    if (r->res->view)
+        return; /* fields named in the served shape: not tracked (docs/apiserver.md) */
+    corral_val_t *nm = corral__meta(r->a, next);
+    corral_val_t *sent = corral_val_get(nm, "managedFields");
+    if (clears_managed(sent)) {
+        corral_val_del(nm, "managedFields");
+        return;
+    }
+    const corral_val_t *base = sent && sent->kind == CORRAL_VAL_SEQ && sent->n ? sent : NULL;
+    if (!base && live)
+        base = corral_val_get(corral_val_get(live, "metadata"), "managedFields");
+    char now[40];
+    corral__now_rfc3339(now, sizeof(now));
+    corral__mf_opts_t o = {
+        .manager = r->wo ? r->wo->manager : manager_from_agent(r),
+        .api_version = r->res->info->api_version,
+        .subresource = r->sub && !strcmp(r->sub, "status") ? "status" : NULL,
+        .now = now,
+        .scope = corral__scope(r),
+    };
+    corral_val_t *mf = corral__managed_update(r->a, base, live, next, &o);
+    if (mf->n)
+        corral_val_set(r->a, nm, "managedFields", mf);
+    else
+        corral_val_del(nm, "managedFields");
+}
+
 /* --- create ----------------------------------------------------------------------------- */
 
 static void create_done(corral__req_t *r, corral_store_op_t *op)
@@ -205,19 +339,8 @@ static bool namespace_exists(corral__req_t *r)
     return false;
 }
 
-void corral__h_create(corral__req_t *r)
+void corral__create_with(corral__req_t *r, corral_val_t *obj, unsigned flags)
 {
-    corral_val_t *obj = corral__body_tree(r);
-    if (!obj || !corral__check_identity(r, obj, false))
-        return;
-    if (!corral__view_in(r, obj, true))
-        return;
-    const char *rv = corral__meta_str(obj, "resourceVersion");
-    if (rv && *rv) {
-        corral__status(r, 400, "BadRequest", NULL, NULL,
-                       "resourceVersion should not be set on objects to be created");
-        return;
-    }
     if (!namespace_exists(r))
         return;
     const char *name = corral__meta_str(obj, "name");
@@ -230,6 +353,12 @@ void corral__h_create(corral__req_t *r)
         !corral__admit_node(r, obj, NULL))
         return;
     after_validate(r->a, obj, o);
+    if (!(flags & CORRAL__UPD_MANAGED))
+        track_update(r, NULL, obj);
+    if (r->wo && r->wo->dry_run) {
+        corral__reply_tree(r, 201, obj); /* everything but the write */
+        return;
+    }
     corral_buf_t attrs;
     corral_buf_init(&attrs);
     corral__attrs(o, &attrs);
@@ -245,6 +374,24 @@ void corral__h_create(corral__req_t *r)
     corral_buf_fini(&attrs);
     r->cont = create_done;
     corral__submit(r, op);
+}
+
+void corral__h_create(corral__req_t *r)
+{
+    if (!corral__wopts_parse(r, "CreateOptions", false))
+        return;
+    corral_val_t *obj = corral__body_tree(r);
+    if (!obj || !corral__check_identity(r, obj, false))
+        return;
+    if (!corral__view_in(r, obj, true))
+        return;
+    const char *rv = corral__meta_str(obj, "resourceVersion");
+    if (rv && *rv) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "resourceVersion should not be set on objects to be created");
+        return;
+    }
+    corral__create_with(r, obj, 0);
 }
 
 int corral__create_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const char *json,
@@ -489,10 +636,16 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
         corral_val_set(r->a, nm, "generation", corral_val_new_int(r->a, gen + 1));
     }
     corral_val_set(r->a, nm, "resourceVersion", corral_val_new_str(r->a, rv));
+    if (!(flags & (CORRAL__UPD_MANAGED | CORRAL__UPD_BINDING)))
+        track_update(r, cur->tree, next);
     bool remove = deletion_complete(next);
     if (!remove && corral_val_equal(next, cur->tree)) {
         /* Nothing changed: no write, no new resourceVersion (as upstream). */
         corral__reply_obj(r, success_code, cur->row.json, cur->row.json_len);
+        return;
+    }
+    if (r->wo && r->wo->dry_run) {
+        corral__reply_tree(r, success_code, next); /* everything but the write */
         return;
     }
     submit_update(r, cur, next, o, remove);
@@ -500,7 +653,7 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
 
 /* The object to store for an update of r's resource (or its status) given
  * the current object and what the client sent. */
-static corral_val_t *merge_for(corral__req_t *r, const corral__cur_t *cur, corral_val_t *in)
+corral_val_t *corral__merge_for(corral__req_t *r, const corral__cur_t *cur, corral_val_t *in)
 {
     if (r->sub) {
         corral_val_t *next = corral_val_copy(r->a, cur->tree);
@@ -523,6 +676,8 @@ static corral_val_t *merge_for(corral__req_t *r, const corral__cur_t *cur, corra
 
 void corral__h_update(corral__req_t *r)
 {
+    if (!corral__wopts_parse(r, "UpdateOptions", false))
+        return;
     corral_val_t *in = corral__body_tree(r);
     if (!in || !corral__check_identity(r, in, true) || !corral__view_in(r, in, false))
         return;
@@ -538,7 +693,7 @@ void corral__h_update(corral__req_t *r)
                        cur_uid);
         return;
     }
-    corral__update_with(r, &cur, merge_for(r, &cur, in), user_rv, 200, 0);
+    corral__update_with(r, &cur, corral__merge_for(r, &cur, in), user_rv, 200, 0);
 }
 
 /* --- patch -------------------------------------------------------------------------------- */
@@ -558,7 +713,7 @@ static bool patch_sets_rv(const corral_val_t *patch, bool merge)
     return false;
 }
 
-/* The patch type from Content-Type: 'm'erge, 'j'son or 's'trategic; 0
+/* The patch type from Content-Type: 'm'erge, 'j'son, 's'trategic or 'a'pply; 0
  * after a 415 reply. */
 static char patch_type(corral__req_t *r)
 {
@@ -576,9 +731,13 @@ static char patch_type(corral__req_t *r)
         return 'j';
     if (builtin && strcmp(type, "application/strategic-merge-patch+json") == 0)
         return 's';
+    if (strcmp(type, "application/apply-patch+yaml") == 0 ||
+        strcmp(type, "application/apply-patch+json") == 0)
+        return 'a';
     corral__status(r, 415, "UnsupportedMediaType", NULL, NULL,
                    "the body of the request was in an unknown format - accepted media types "
-                   "include: application/json-patch+json, application/merge-patch+json%s",
+                   "include: application/json-patch+json, application/merge-patch+json, "
+                   "application/apply-patch+yaml%s",
                    builtin ? ", application/strategic-merge-patch+json" : "");
     return 0;
 }
@@ -586,7 +745,11 @@ static char patch_type(corral__req_t *r)
 void corral__h_patch(corral__req_t *r)
 {
     char type = patch_type(r);
-    if (!type)
+    if (type == 'a') {
+        corral__h_apply(r);
+        return;
+    }
+    if (!type || !corral__wopts_parse(r, "PatchOptions", false))
         return;
     corral_val_t *patch = corral__patch_tree(r);
     if (!patch)
@@ -615,5 +778,5 @@ void corral__h_patch(corral__req_t *r)
     /* A resourceVersion the patch sets is a precondition. */
     const char *user_rv =
         patch_sets_rv(patch, merge) ? corral__meta_str(work, "resourceVersion") : NULL;
-    corral__update_with(r, &cur, merge_for(r, &cur, work), user_rv, 200, 0);
+    corral__update_with(r, &cur, corral__merge_for(r, &cur, work), user_rv, 200, 0);
 }

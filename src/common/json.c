@@ -22,6 +22,7 @@ typedef struct frame {
     corral_val_t *key; /* maps: the key waiting for its value */
     uint32_t *tab;     /* maps: hash table of pair indices + 1 (0 = empty) */
     size_t tabcap;
+    size_t dup; /* maps: index + 1 of the pair a duplicate key replaces */
 } frame_t;
 
 typedef struct parser {
@@ -33,6 +34,8 @@ typedef struct parser {
     corral_json_err_t *err;
     frame_t stack[CORRAL_YAML_MAX_DEPTH + 1];
     int depth;
+    corral_json_dup_fn dup_fn; /* NULL: duplicate keys are errors */
+    void *dup_ctx;
 } parser_t;
 
 static int fail(parser_t *P, const char *at, int rc, const char *fmt, ...) CORRAL_PRINTF(4, 5);
@@ -305,16 +308,17 @@ static void tab_insert(frame_t *f, size_t idx)
     f->tab[h] = (uint32_t)idx + 1;
 }
 
-/* Is key k already in the map of frame f? Keeps the hash table current. */
-static bool duplicate(parser_t *P, frame_t *f, const corral_val_t *k)
+/* The index + 1 of key k in the map of frame f, 0 when absent. Keeps the
+ * hash table current. */
+static size_t duplicate(parser_t *P, frame_t *f, const corral_val_t *k)
 {
     corral_val_t *m = f->coll;
     if (m->n < HASH_FROM) {
         for (size_t i = 0; i < m->n; i++) {
             if (m->pairs[i].key->len == k->len && memcmp(m->pairs[i].key->s, k->s, k->len) == 0)
-                return true;
+                return i + 1;
         }
-        return false;
+        return 0;
     }
     if (f->tabcap < 2 * (m->n + 1)) {
         size_t cap = 64;
@@ -329,9 +333,26 @@ static bool duplicate(parser_t *P, frame_t *f, const corral_val_t *k)
     for (size_t h = hash(k->s, k->len) & mask; f->tab[h]; h = (h + 1) & mask) {
         const corral_val_t *o = m->pairs[f->tab[h] - 1].key;
         if (o->len == k->len && memcmp(o->s, k->s, k->len) == 0)
-            return true;
+            return f->tab[h];
     }
-    return false;
+    return 0;
+}
+
+/* Report duplicate key k of the innermost map by its dotted path. */
+static void report_dup(parser_t *P, const corral_val_t *k)
+{
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (int i = 0; i < P->depth - 1; i++) {
+        const frame_t *f = &P->stack[i];
+        if (f->coll->kind == CORRAL_VAL_SEQ)
+            corral_buf_printf(&b, "[%zu]", f->coll->n);
+        else if (f->key)
+            corral_buf_printf(&b, "%s%s", b.len ? "." : "", f->key->s);
+    }
+    corral_buf_printf(&b, "%s%s", b.len ? "." : "", k->s);
+    P->dup_fn(P->dup_ctx, corral_buf_str(&b));
+    corral_buf_fini(&b);
 }
 
 /* Attach a finished value to the innermost open collection. */
@@ -343,6 +364,12 @@ static void attach(parser_t *P, corral_val_t *v)
         return;
     }
     corral_val_t *m = f->coll;
+    if (f->dup) {
+        m->pairs[f->dup - 1].val = v; /* the last of duplicate keys wins */
+        f->dup = 0;
+        f->key = NULL;
+        return;
+    }
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 4;
         m->pairs =
@@ -382,8 +409,13 @@ static int map_key(parser_t *P, frame_t *f)
     int rc = string(P, &k);
     if (rc || !k)
         return rc ? rc : CORRAL_EPARSE;
-    if (duplicate(P, f, k))
+    size_t dup = duplicate(P, f, k);
+    if (dup && !P->dup_fn)
         return fail(P, at, CORRAL_EPARSE, "duplicate key \"%s\"", k->s);
+    if (dup) {
+        report_dup(P, k);
+        f->dup = dup;
+    }
     skip_ws(P);
     if (P->p >= P->end || *P->p != ':')
         return fail(P, P->p, CORRAL_EPARSE, "expected ':' after a key");
@@ -448,8 +480,16 @@ static int value(parser_t *P, corral_val_t **out, bool *opened)
 int corral_json_parse(corral_arena_t *a, const char *text, size_t len, corral_val_t **out,
                       corral_json_err_t *err)
 {
+    return corral_json_parse_dups(a, text, len, out, err, NULL, NULL);
+}
+
+int corral_json_parse_dups(corral_arena_t *a, const char *text, size_t len, corral_val_t **out,
+                           corral_json_err_t *err, corral_json_dup_fn dup_fn, void *dup_ctx)
+{
     parser_t *P = corral_calloc(1, sizeof(*P));
     P->a = a;
+    P->dup_fn = dup_fn;
+    P->dup_ctx = dup_ctx;
     P->s = P->p = P->line_start = text;
     P->end = text + len;
     P->line = 1;

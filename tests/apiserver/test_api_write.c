@@ -195,8 +195,8 @@ Test(write, patches)
     api_free(&r);
     API_EXPECT(&r, 200, "PATCH", PODS "/p", "application/strategic-merge-patch+json", "{}");
     api_free(&r);
-    API_EXPECT(&r, 415, "PATCH", PODS "/p", "application/apply-patch+yaml", "{}");
-    api_status(&r, "UnsupportedMediaType", 415, NULL);
+    API_EXPECT(&r, 422, "PATCH", PODS "/p", "application/apply-patch+yaml", "{}");
+    api_status(&r, "Invalid", 422, NULL); /* served: fieldManager is required */
     api_free(&r);
     API_EXPECT(&r, 415, "PATCH", "/apis/scheduling.volcano.sh/v1beta1/queues/default",
                "application/strategic-merge-patch+json", "{}");
