@@ -295,6 +295,26 @@ static bool hint_colon_typo(loader_t *L, int err_line)
     return false;
 }
 
+/* libfyaml reports a tab in indentation where the next token starts (the
+ * line after it, often); the tab itself is on the nearest line at or before
+ * that whose leading blanks hold one. */
+static void find_tab_indent(const loader_t *L, int *line, int *col)
+{
+    for (int ln = *line; ln >= 1 && ln >= *line - 5; ln--) {
+        const char *s;
+        size_t n;
+        if (!text_line(L, ln, &s, &n))
+            continue;
+        for (size_t i = 0; i < n && (s[i] == ' ' || s[i] == '\t'); i++) {
+            if (s[i] == '\t') {
+                *line = ln;
+                *col = (int)i + 1;
+                return;
+            }
+        }
+    }
+}
+
 static void report_parser_errors(loader_t *L, struct fy_diag *fd)
 {
     void *it = NULL;
@@ -305,6 +325,8 @@ static void report_parser_errors(loader_t *L, struct fy_diag *fd)
             continue;
         int line = e->line + 1, col = e->column + 1;
         any = true;
+        if (e->msg && strstr(e->msg, "tab character"))
+            find_tab_indent(L, &line, &col);
         if (hint_colon_typo(L, line))
             break;
         corral_buf_t path;

@@ -228,7 +228,7 @@ static void check_base64(corral__dec_t *d, const corral_val_t *map, const corral
 
 static const corral__field_t cm_fields[] = {
     CORRAL__TOP_FIELDS,
-    CORRAL__F("data", corral__dec_strmap, corral_configmap_t, data),
+    CORRAL__F("data", corral__dec_strmap_text, corral_configmap_t, data),
     CORRAL__F("binaryData", corral__dec_strmap, corral_configmap_t, binary_data),
     CORRAL__F("immutable", corral__dec_bool, corral_configmap_t, immutable),
 };

@@ -239,6 +239,8 @@ void corral__dec_str(corral__dec_t *d, const corral_val_t *v, void *out)
         return;
     if (v->kind == CORRAL_VAL_STR) {
         *s = v->s;
+        if (strlen(v->s) != v->len) /* a \u0000 escape: C code would see a shorter string */
+            corral__dec_err(d, v, "must not contain a NUL character (\\u0000)");
         return;
     }
     if (v->kind == CORRAL_VAL_INT || v->kind == CORRAL_VAL_FLOAT || v->kind == CORRAL_VAL_BOOL) {
@@ -346,9 +348,10 @@ void corral__dec_bool(corral__dec_t *d, const corral_val_t *v, void *out)
     corral__dec_expect(d, v, CORRAL_VAL_BOOL);
 }
 
-void corral__dec_strmap(corral__dec_t *d, const corral_val_t *v, void *out)
+/* A map of strings; values may hold NUL characters when any_text (the
+ * typed view then holds the text up to the first; the value tree all of it). */
+static void dec_strmap(corral__dec_t *d, const corral_val_t *v, corral_strmap_t *m, bool any_text)
 {
-    corral_strmap_t *m = out;
     m->items = NULL;
     m->n = 0;
     if (!v || v->kind == CORRAL_VAL_NULL)
@@ -357,18 +360,30 @@ void corral__dec_strmap(corral__dec_t *d, const corral_val_t *v, void *out)
         return;
     m->items = corral_arena_alloc(d->a, (v->n ? v->n : 1) * sizeof(*m->items));
     for (size_t i = 0; i < v->n; i++) {
-        const corral_val_t *val = v->pairs[i].val;
-        size_t mk = corral__dec_enter(d, v->pairs[i].key->s);
+        const corral_val_t *key = v->pairs[i].key, *val = v->pairs[i].val;
+        size_t mk = corral__dec_enter(d, key->s);
         const char *s = "";
-        if (val->kind == CORRAL_VAL_NULL)
-            s = "";
-        else
+        if (strlen(key->s) != key->len)
+            corral__dec_err(d, key, "a key must not contain a NUL character (\\u0000)");
+        if (val->kind == CORRAL_VAL_STR && any_text)
+            s = val->s;
+        else if (val->kind != CORRAL_VAL_NULL)
             corral__dec_str(d, val, &s);
         corral__dec_leave(d, mk);
-        m->items[m->n].key = v->pairs[i].key->s;
+        m->items[m->n].key = key->s;
         m->items[m->n].value = s ? s : "";
         m->n++;
     }
+}
+
+void corral__dec_strmap(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    dec_strmap(d, v, out, false);
+}
+
+void corral__dec_strmap_text(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    dec_strmap(d, v, out, true);
 }
 
 static void dec_strlist_item(corral__dec_t *d, const corral_val_t *v, void *out)

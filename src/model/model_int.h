@@ -80,13 +80,15 @@ void corral__dec_seq(corral__dec_t *d, const corral_val_t *v, size_t elem_size, 
                      void **items, size_t *n);
 
 /* Primitive decoders (out points at the destination type in the comment). */
-void corral__dec_str(corral__dec_t *d, const corral_val_t *v, void *out);      /* const char * */
-void corral__dec_int32(corral__dec_t *d, const corral_val_t *v, void *out);    /* int32_t */
-void corral__dec_int64(corral__dec_t *d, const corral_val_t *v, void *out);    /* int64_t */
-void corral__dec_opt_i32(corral__dec_t *d, const corral_val_t *v, void *out);  /* opt_i32 */
-void corral__dec_opt_i64(corral__dec_t *d, const corral_val_t *v, void *out);  /* opt_i64 */
-void corral__dec_bool(corral__dec_t *d, const corral_val_t *v, void *out);     /* bool */
-void corral__dec_strmap(corral__dec_t *d, const corral_val_t *v, void *out);   /* strmap */
+void corral__dec_str(corral__dec_t *d, const corral_val_t *v, void *out);     /* const char * */
+void corral__dec_int32(corral__dec_t *d, const corral_val_t *v, void *out);   /* int32_t */
+void corral__dec_int64(corral__dec_t *d, const corral_val_t *v, void *out);   /* int64_t */
+void corral__dec_opt_i32(corral__dec_t *d, const corral_val_t *v, void *out); /* opt_i32 */
+void corral__dec_opt_i64(corral__dec_t *d, const corral_val_t *v, void *out); /* opt_i64 */
+void corral__dec_bool(corral__dec_t *d, const corral_val_t *v, void *out);    /* bool */
+void corral__dec_strmap(corral__dec_t *d, const corral_val_t *v, void *out);  /* strmap */
+/* The same, values free text (NUL characters allowed: ConfigMap data). */
+void corral__dec_strmap_text(corral__dec_t *d, const corral_val_t *v, void *out);
 void corral__dec_strlist(corral__dec_t *d, const corral_val_t *v, void *out);  /* strlist */
 void corral__dec_reslist(corral__dec_t *d, const corral_val_t *v, void *out);  /* reslist */
 void corral__dec_time(corral__dec_t *d, const corral_val_t *v, void *out);     /* int64 us */

@@ -81,6 +81,22 @@ expect_out "ok  Namespace/j"
 OUT=$(printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n' | "$CORRAL" validate -f - 2>&1) || fail "stdin"
 expect_out "ok  Namespace/b"
 
+# A NUL character from an escape is refused in a name (C code would see
+# "ab"), in YAML and in JSON; ConfigMap data may hold one, as in kube.
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "ab\\u0000c"\n' >"$TMP/nul.yaml"
+expect_exit 2 "$CORRAL" validate -f "$TMP/nul.yaml"
+expect_out "nul.yaml:4:10: metadata.name: must not contain a NUL character"
+printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ab\\u0000c"}}' >"$TMP/nul.json"
+expect_exit 2 "$CORRAL" validate -f "$TMP/nul.json"
+expect_out "metadata.name: must not contain a NUL character"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\ndata:\n  k: "a\\u0000b"\n' >"$TMP/nuldata.yaml"
+expect_exit 0 "$CORRAL" validate -f "$TMP/nuldata.yaml"
+
+# A tab in indentation is reported on its own line, not the next one.
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\ndata:\n  a: b\n' >"$TMP/tab.yaml"
+expect_exit 2 "$CORRAL" validate -f "$TMP/tab.yaml"
+expect_out "tab.yaml:4:1: metadata: YAML syntax error: tab character"
+
 # Hostile input: clean error, exit 2, fast (the timeout makes a hang fail).
 : >"$TMP/empty.yaml"
 head -c 1000000 /dev/urandom >"$TMP/random.yaml"
