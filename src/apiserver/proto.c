@@ -32,6 +32,8 @@ typedef struct pb_ctx {
     size_t items;
     int depth;
     const char *path[PATH_MAX_NAMES]; /* field names from the top, for messages */
+    corral_val_t **maps;              /* proto maps made, sorted once at the end */
+    size_t nmaps, capmaps;
     char *why;
     size_t why_len;
 } pb_ctx_t;
@@ -544,7 +546,7 @@ static int decode_field(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_
     int rc;
     pb_rd_t sub = {NULL, NULL};
     if (f->flags & CORRAL_SCHEMA_INLINE) {
-        if ((rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
+        if ((rc = count_item(c)) || (rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
             return rc;
         return f->msg ? decode_msg(c, f->msg, sub, out) : 0;
     }
@@ -554,6 +556,13 @@ static int decode_field(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_
         if (!*slot || (*slot)->kind != CORRAL_VAL_MAP) {
             *slot = new_map(c->a);
             corral_val_set(c->a, out, f->name, *slot);
+            if (c->nmaps == c->capmaps) {
+                size_t cap = c->capmaps ? c->capmaps * 2 : 16;
+                c->maps = corral_arena_grow(c->a, c->maps, c->capmaps * sizeof(*c->maps),
+                                            cap * sizeof(*c->maps));
+                c->capmaps = cap;
+            }
+            c->maps[c->nmaps++] = *slot;
         }
         return decode_entry(c, f, sub, *slot);
     }
@@ -573,7 +582,7 @@ static int decode_field(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_
     }
     if (f->type == CORRAL_SCHEMA_MSG && *slot && (*slot)->kind == CORRAL_VAL_MAP && f->msg) {
         /* A message seen again merges into the first, as protobuf does. */
-        if ((rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
+        if ((rc = count_item(c)) || (rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
             return rc;
         return decode_msg(c, f->msg, sub, *slot);
     }
@@ -591,9 +600,20 @@ static int decode_msg(pb_ctx_t *c, const corral_schema_msg_t *m, pb_rd_t r, corr
 {
     if (c->depth >= CORRAL__PB_MAX_DEPTH)
         return fail(c, CORRAL_ETOOBIG, "nested deeper than %d messages", CORRAL__PB_MAX_DEPTH);
-    corral_val_t **slots = corral_arena_alloc(c->a, (m->nfields + 1) * sizeof(corral_val_t *));
-    for (size_t i = 0; out->n && i < m->nfields; i++)
-        slots[i] = corral_val_get(out, m->fields[i].name);
+    /* The value made so far for each field: unseen ones are looked up in
+     * out when first met (out holds keys already when merging). */
+    corral_val_t *stack_slots[48];
+    bool stack_known[48];
+    corral_val_t **slots = stack_slots;
+    bool *known = stack_known;
+    if (m->nfields > CORRAL_ARRAY_LEN(stack_slots)) {
+        slots = corral_arena_alloc(c->a, m->nfields * sizeof(corral_val_t *));
+        known = corral_arena_alloc(c->a, m->nfields * sizeof(bool));
+    }
+    for (size_t i = 0; i < m->nfields; i++) {
+        slots[i] = NULL;
+        known[i] = out->n == 0;
+    }
     int level = c->depth++;
     int rc = 0;
     while (!rc && r.p < r.end) {
@@ -608,19 +628,20 @@ static int decode_msg(pb_ctx_t *c, const corral_schema_msg_t *m, pb_rd_t r, corr
             continue;
         }
         c->path[level] = (f->flags & CORRAL_SCHEMA_INLINE) ? NULL : f->name;
-        rc = decode_field(c, f, wt, &r, out, &slots[f - m->fields]);
+        size_t i = (size_t)(f - m->fields);
+        if (!known[i]) {
+            slots[i] = corral_val_get(out, f->name);
+            known[i] = true;
+        }
+        rc = decode_field(c, f, wt, &r, out, &slots[i]);
     }
     if (rc)
         return rc; /* depth stays: the error message names the path */
     c->depth = level;
     for (size_t i = 0; i < m->nfields; i++) {
         const corral_schema_field_t *f = &m->fields[i];
-        if (!slots[i])
-            continue;
-        if ((f->flags & CORRAL_SCHEMA_MAP) && slots[i]->kind == CORRAL_VAL_MAP)
-            map_finish(c->a, slots[i]);
-        else if ((f->flags & CORRAL_SCHEMA_OMITZERO) && !(f->flags & CORRAL_SCHEMA_REPEATED) &&
-                 is_zero(slots[i]))
+        if (slots[i] && (f->flags & CORRAL_SCHEMA_OMITZERO) &&
+            !(f->flags & (CORRAL_SCHEMA_REPEATED | CORRAL_SCHEMA_MAP)) && is_zero(slots[i]))
             corral_val_del(out, f->name);
     }
     return 0;
@@ -673,6 +694,12 @@ static int decode_envelope(pb_ctx_t *c, pb_rd_t r, corral_val_t **out)
     return decode_msg(c, m, raw, *out);
 }
 
+static void finish_maps(pb_ctx_t *c)
+{
+    for (size_t i = 0; i < c->nmaps; i++)
+        map_finish(c->a, c->maps[i]);
+}
+
 int corral__pb_decode(corral_arena_t *a, const void *data, size_t len, corral_val_t **out,
                       char *why, size_t why_len)
 {
@@ -684,6 +711,7 @@ int corral__pb_decode(corral_arena_t *a, const void *data, size_t len, corral_va
         return fail(&c, CORRAL_EPARSE, "the body does not start with the magic \"k8s\\x00\"");
     pb_rd_t r = {(const uint8_t *)data + 4, (const uint8_t *)data + len};
     int rc = decode_envelope(&c, r, out);
+    finish_maps(&c);
     if (rc)
         *out = NULL;
     return rc;
@@ -698,6 +726,7 @@ int corral__pb_decode_msg(corral_arena_t *a, const corral_schema_msg_t *m, const
     pb_rd_t r = {(const uint8_t *)data, (const uint8_t *)data + len};
     *out = new_map(a);
     int rc = decode_msg(&c, m, r, *out);
+    finish_maps(&c);
     if (rc)
         *out = NULL;
     return rc;

@@ -631,6 +631,35 @@ Test(proto, too_many_values_are_refused)
     corral_buf_fini(&packed);
 }
 
+Test(proto, a_message_merged_many_times_stays_linear)
+{
+    /* 250,000 metadata fields of one label each: one map, sorted once. */
+    corral_buf_t body, cm, meta;
+    corral_buf_init(&body);
+    corral_buf_init(&cm);
+    corral_buf_init(&meta);
+    char k[32];
+    for (int i = 250000; i > 0; i--) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        w_entry(&meta, 11, k, "v");
+        w_msg(&cm, 1, &meta);
+    }
+    envelope(&body, "v1", "ConfigMap", &cm);
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_val_t *v = NULL;
+    char why[256] = "";
+    cr_assert_eq(corral__pb_decode(&a, body.p, body.len, &v, why, sizeof(why)), 0, "%s", why);
+    corral_val_t *labels = corral_val_dig(v, "metadata.labels");
+    cr_assert_eq(labels->n, 250000);
+    cr_assert_str_eq(labels->pairs[0].key->s, "k000001");
+    cr_assert_str_eq(labels->pairs[249999].key->s, "k250000");
+    corral_arena_fini(&a);
+    corral_buf_fini(&body);
+    corral_buf_fini(&cm);
+    corral_buf_fini(&meta);
+}
+
 Test(proto, malformed_bodies_give_a_message)
 {
     expect_error("", 0, CORRAL_EPARSE, "magic");
