@@ -558,8 +558,8 @@ static int decode_field(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_
             corral_val_set(c->a, out, f->name, *slot);
             if (c->nmaps == c->capmaps) {
                 size_t cap = c->capmaps ? c->capmaps * 2 : 16;
-                c->maps = corral_arena_grow(c->a, c->maps, c->capmaps * sizeof(*c->maps),
-                                            cap * sizeof(*c->maps));
+                c->maps = corral_arena_grow(c->a, c->maps, c->capmaps * sizeof(corral_val_t *),
+                                            cap * sizeof(corral_val_t *));
                 c->capmaps = cap;
             }
             c->maps[c->nmaps++] = *slot;
