@@ -738,9 +738,11 @@ Test(proto, malformed_bodies_give_a_message)
 
 /* --- over HTTP ---------------------------------------------------------------------------- */
 
-static long pb_post(const char *path, const void *body, size_t len, corral_buf_t *out)
+static long pb_send(const char *method, const char *path, const void *body, size_t len,
+                    corral_buf_t *out)
 {
     CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     char url[512];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", api_srv.port, path);
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -760,6 +762,11 @@ static long pb_post(const char *path, const void *body, size_t len, corral_buf_t
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     return code;
+}
+
+static long pb_post(const char *path, const void *body, size_t len, corral_buf_t *out)
+{
+    return pb_send("POST", path, body, len, out);
 }
 
 static const recorded_body_t *recorded(const char *name)
@@ -796,6 +803,60 @@ Test(proto, http_create_and_review_in_protobuf_answered_in_json)
                    &out);
     cr_assert_eq(code, 201, "%ld %s", code, corral_buf_str(&out));
     cr_assert(strstr(corral_buf_str(&out), "\"allowed\":true"), "%s", corral_buf_str(&out));
+    /* DeleteOptions in protobuf: a wrong UID precondition is refused, then
+     * a delete with gracePeriodSeconds 0 goes through. */
+    corral_buf_t b, m, sub;
+    corral_buf_init(&b);
+    corral_buf_init(&m);
+    corral_buf_init(&sub);
+    w_int(&m, 1, 0);
+    w_str(&sub, 1, "not-the-uid");
+    w_msg(&m, 2, &sub);
+    envelope(&b, "meta.k8s.io/v1", "DeleteOptions", &m);
+    corral_buf_reset(&out);
+    code = pb_send("DELETE", "/api/v1/namespaces/pns/configmaps/cm1", b.p, b.len, &out);
+    cr_assert_eq(code, 409, "%ld %s", code, corral_buf_str(&out));
+    cr_assert(strstr(corral_buf_str(&out), "UID in precondition: not-the-uid"), "%s",
+              corral_buf_str(&out));
+    corral_buf_reset(&b);
+    w_int(&m, 1, 0);
+    envelope(&b, "v1", "DeleteOptions", &m);
+    corral_buf_reset(&out);
+    code = pb_send("DELETE", "/api/v1/namespaces/pns/configmaps/cm1", b.p, b.len, &out);
+    cr_assert_eq(code, 200, "%ld %s", code, corral_buf_str(&out));
+    API_EXPECT(&r, 404, "GET", "/api/v1/namespaces/pns/configmaps/cm1", NULL, NULL);
+    api_free(&r);
+    /* A pod bound and evicted through protobuf bodies. */
+    API_EXPECT(&r, 201, "POST", "/api/v1/namespaces/pns/pods", NULL,
+               "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+               "\"image\":\"i\"}]}}");
+    api_free(&r);
+    w_str(&sub, 1, "p1");
+    w_msg(&m, 1, &sub);
+    w_str(&sub, 1, "Node");
+    w_str(&sub, 3, "node-1");
+    w_msg(&m, 2, &sub);
+    corral_buf_reset(&b);
+    envelope(&b, "v1", "Binding", &m);
+    corral_buf_reset(&out);
+    code = pb_post("/api/v1/namespaces/pns/pods/p1/binding", b.p, b.len, &out);
+    cr_assert_eq(code, 201, "%ld %s", code, corral_buf_str(&out));
+    API_EXPECT(&r, 200, "GET", "/api/v1/namespaces/pns/pods/p1", NULL, NULL);
+    cr_assert_str_eq(api_str(r.json, "spec.nodeName"), "node-1");
+    api_free(&r);
+    w_str(&sub, 1, "p1");
+    w_str(&sub, 3, "pns");
+    w_msg(&m, 1, &sub);
+    w_int(&sub, 1, 0);
+    w_msg(&m, 2, &sub);
+    corral_buf_reset(&b);
+    envelope(&b, "policy/v1", "Eviction", &m);
+    corral_buf_reset(&out);
+    code = pb_post("/api/v1/namespaces/pns/pods/p1/eviction", b.p, b.len, &out);
+    cr_assert_eq(code, 201, "%ld %s", code, corral_buf_str(&out));
+    corral_buf_fini(&b);
+    corral_buf_fini(&m);
+    corral_buf_fini(&sub);
     /* A body that is not protobuf: 400 with the decoder's message. */
     corral_buf_reset(&out);
     code = pb_post("/api/v1/namespaces", "{\"x\":1}", 7, &out);
