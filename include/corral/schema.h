@@ -45,6 +45,12 @@ typedef enum corral_schema_type {
 #define CORRAL_SCHEMA_OMITZERO                                                                     \
     0x04u /* Go's omitempty on a non-pointer: a zero value is absent in JSON */
 #define CORRAL_SCHEMA_REQUIRED 0x08u /* required by validation (OpenAPI "required") */
+/* An embedded message (Go's json:",inline"): its fields appear in the
+ * parent's JSON object; name is the protobuf field name, not a JSON key. */
+#define CORRAL_SCHEMA_INLINE 0x10u
+/* MAP and REPEATED together: a JSON object of string keys to lists of type
+ * (authentication/v1 "extra"); on the wire each value is a message holding
+ * the items as field 1. */
 
 typedef struct corral_schema_msg corral_schema_msg_t;
 

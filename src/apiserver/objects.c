@@ -164,15 +164,35 @@ static corral_val_t *parse_body(corral__req_t *r, bool yaml, bool want_map)
     return v;
 }
 
+/* A protobuf body (kubectl and client-go for built-in kinds). Replies 400. */
+static corral_val_t *parse_proto_body(corral__req_t *r)
+{
+    char why[256];
+    corral_val_t *v = NULL;
+    if (r->body_len == 0) {
+        corral__status(r, 400, "BadRequest", NULL, NULL, "the request body is empty");
+        return NULL;
+    }
+    if (corral__pb_decode(r->a, r->body, r->body_len, &v, why, sizeof(why)) != 0) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "the body of the request could not be decoded as protobuf: %s", why);
+        return NULL;
+    }
+    return v;
+}
+
 corral_val_t *corral__body_tree(corral__req_t *r)
 {
     const char *ct = content_type(r);
     bool yaml = !strcmp(ct, "application/yaml") || !strcmp(ct, "application/x-yaml") ||
                 !strcmp(ct, "text/yaml");
+    if (!strcmp(ct, "application/vnd.kubernetes.protobuf"))
+        return parse_proto_body(r);
     if (!yaml && ct[0] && strcmp(ct, "application/json") != 0 && strcmp(ct, "*/*") != 0) {
         corral__status(r, 415, "UnsupportedMediaType", NULL, NULL,
                        "the body of the request was in an unknown format - accepted media types "
-                       "include: application/json, application/yaml");
+                       "include: application/json, application/yaml, "
+                       "application/vnd.kubernetes.protobuf");
         return NULL;
     }
     return parse_body(r, yaml, true);

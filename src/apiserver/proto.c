@@ -1,0 +1,704 @@
+/*
+ * Protobuf request bodies (application/vnd.kubernetes.protobuf), as kubectl
+ * and client-go send them for built-in kinds: the 4-byte magic "k8s\0", then
+ * a runtime.Unknown (typeMeta{apiVersion=1, kind=2}=1, raw=2,
+ * contentEncoding=3, contentType=4) whose raw bytes are the message of
+ * typeMeta's kind. The message is decoded with the field tables of
+ * include/corral/schema.h into the value tree the JSON form of the same
+ * object gives: Time as RFC 3339, MicroTime with microseconds, Duration as
+ * Go prints it, Quantity as its string, IntOrString as a number or string,
+ * bytes as base64, proto maps as objects, embedded JSON (RawExtension,
+ * FieldsV1) parsed, and the zero scalars Go's omitempty drops left out.
+ * Unknown field numbers are skipped; every length is checked against what
+ * is left; nesting and the number of values made are bounded. Pure: no
+ * request, no I/O, so the fuzz target drives it directly.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver/apiserver_int.h"
+#include "corral/json.h"
+#include "corral/timefmt.h"
+#include "corral/yaml.h"
+
+#define PATH_MAX_NAMES (CORRAL__PB_MAX_DEPTH + 8)
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+typedef struct pb_ctx {
+    corral_arena_t *a;
+    size_t items;
+    int depth;
+    const char *path[PATH_MAX_NAMES]; /* field names from the top, for messages */
+    char *why;
+    size_t why_len;
+} pb_ctx_t;
+
+typedef struct pb_rd {
+    const uint8_t *p, *end;
+} pb_rd_t;
+
+static int fail(pb_ctx_t *c, int code, const char *fmt, ...) CORRAL_PRINTF(3, 4);
+
+static int fail(pb_ctx_t *c, int code, const char *fmt, ...)
+{
+    if (!c->why || !c->why_len)
+        return code;
+    size_t off = 0;
+    c->why[0] = '\0';
+    for (int i = 0; i < c->depth && i < PATH_MAX_NAMES && off + 2 < c->why_len; i++) {
+        if (!c->path[i])
+            continue;
+        int n = snprintf(c->why + off, c->why_len - off, "%s%s", off ? "." : "", c->path[i]);
+        off += n > 0 ? (size_t)n : 0;
+    }
+    if (off && off + 2 < c->why_len) {
+        memcpy(c->why + off, ": ", 3);
+        off += 2;
+    }
+    if (off < c->why_len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->why + off, c->why_len - off, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static int count_item(pb_ctx_t *c)
+{
+    if (++c->items > CORRAL__PB_MAX_ITEMS)
+        return fail(c, CORRAL_ETOOBIG, "more than %zu values", (size_t)CORRAL__PB_MAX_ITEMS);
+    return 0;
+}
+
+/* --- the wire ------------------------------------------------------------------------ */
+
+static int rd_varint(pb_ctx_t *c, pb_rd_t *r, uint64_t *out)
+{
+    uint64_t v = 0;
+    *out = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end)
+            return fail(c, CORRAL_EPARSE, "truncated varint");
+        uint8_t b = *r->p++;
+        if (shift == 63 && b > 1)
+            return fail(c, CORRAL_EPARSE, "varint overflows 64 bits");
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return fail(c, CORRAL_EPARSE, "varint longer than 10 bytes");
+}
+
+static int rd_fixed(pb_ctx_t *c, pb_rd_t *r, size_t n, uint64_t *out)
+{
+    if ((size_t)(r->end - r->p) < n)
+        return fail(c, CORRAL_EPARSE, "truncated fixed-width value");
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += n;
+    *out = v;
+    return 0;
+}
+
+static int rd_bytes(pb_ctx_t *c, pb_rd_t *r, pb_rd_t *sub)
+{
+    uint64_t n = 0;
+    sub->p = sub->end = r->p;
+    int rc = rd_varint(c, r, &n);
+    if (rc)
+        return rc;
+    if (n > (uint64_t)(r->end - r->p))
+        return fail(c, CORRAL_EPARSE, "length %llu runs past the end of its message",
+                    (unsigned long long)n);
+    sub->p = r->p;
+    sub->end = r->p + n;
+    r->p += n;
+    return 0;
+}
+
+static int rd_key(pb_ctx_t *c, pb_rd_t *r, uint32_t *num, int *wt)
+{
+    uint64_t k = 0;
+    *num = 0;
+    *wt = 0;
+    int rc = rd_varint(c, r, &k);
+    if (rc)
+        return rc;
+    if ((k >> 3) == 0 || (k >> 3) > 0x1fffffffu)
+        return fail(c, CORRAL_EPARSE, "invalid field number %llu", (unsigned long long)(k >> 3));
+    *num = (uint32_t)(k >> 3);
+    *wt = (int)(k & 7);
+    return 0;
+}
+
+static int skip(pb_ctx_t *c, pb_rd_t *r, int wt)
+{
+    uint64_t v;
+    pb_rd_t sub = {NULL, NULL};
+    switch (wt) {
+    case WT_VARINT:
+        return rd_varint(c, r, &v);
+    case WT_I64:
+        return rd_fixed(c, r, 8, &v);
+    case WT_LEN:
+        return rd_bytes(c, r, &sub);
+    case WT_I32:
+        return rd_fixed(c, r, 4, &v);
+    default:
+        return fail(c, CORRAL_EPARSE, "unsupported wire type %d", wt);
+    }
+}
+
+static int want_wt(pb_ctx_t *c, int wt, int want)
+{
+    if (wt != want)
+        return fail(c, CORRAL_EPARSE, "wire type %d where %d was expected", wt, want);
+    return 0;
+}
+
+/* --- values ----------------------------------------------------------------------------- */
+
+static corral_val_t *new_map(corral_arena_t *a)
+{
+    return corral_val_new(a, CORRAL_VAL_MAP);
+}
+
+/* Append a pair without looking for the key (maps are deduplicated later). */
+static void map_append(corral_arena_t *a, corral_val_t *m, corral_val_t *key, corral_val_t *v)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 4;
+        m->pairs =
+            corral_arena_grow(a, m->pairs, m->cap * sizeof(*m->pairs), cap * sizeof(*m->pairs));
+        m->cap = cap;
+    }
+    m->pairs[m->n].key = key;
+    m->pairs[m->n].val = v;
+    m->n++;
+}
+
+static int text_val(pb_ctx_t *c, const pb_rd_t *s, corral_val_t **out)
+{
+    size_t n = (size_t)(s->end - s->p);
+    int line = 0, col = 0;
+    if (n && corral_text_check((const char *)s->p, n, &line, &col) != 0)
+        return fail(c, CORRAL_EPARSE, "a string is not UTF-8 text or holds a NUL byte");
+    *out = corral_val_new_strn(c->a, (const char *)s->p, n);
+    return 0;
+}
+
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static corral_val_t *base64_val(corral_arena_t *a, const pb_rd_t *s)
+{
+    size_t n = (size_t)(s->end - s->p), o = 0;
+    char *out = corral_arena_alloc(a, (n + 2) / 3 * 4 + 1);
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)s->p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)s->p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= s->p[i + 2];
+        out[o++] = b64_alphabet[(v >> 18) & 63];
+        out[o++] = b64_alphabet[(v >> 12) & 63];
+        out[o++] = (char)(i + 1 < n ? b64_alphabet[(v >> 6) & 63] : '=');
+        out[o++] = (char)(i + 2 < n ? b64_alphabet[v & 63] : '=');
+    }
+    out[o] = '\0';
+    corral_val_t *v = corral_val_new(a, CORRAL_VAL_STR);
+    v->s = out;
+    v->len = o;
+    v->quoted = true;
+    return v;
+}
+
+/* The scalar fields of a small message (Time, Duration, IntOrString,
+ * Quantity): varints by number 1..3 and the string of number f_str. */
+typedef struct small_msg {
+    uint64_t v[4];
+    bool set[4];
+    pb_rd_t str;
+    bool has_str;
+} small_msg_t;
+
+static int small_decode(pb_ctx_t *c, pb_rd_t r, uint32_t f_str, small_msg_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    while (r.p < r.end) {
+        uint32_t num = 0;
+        int wt = 0, rc = rd_key(c, &r, &num, &wt);
+        if (rc)
+            return rc;
+        if (num == f_str && wt == WT_LEN) {
+            if ((rc = rd_bytes(c, &r, &m->str)))
+                return rc;
+            m->has_str = true;
+        } else if (num < 4 && num != f_str && wt == WT_VARINT) {
+            if ((rc = rd_varint(c, &r, &m->v[num])))
+                return rc;
+            m->set[num] = true;
+        } else if ((rc = skip(c, &r, wt))) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* metav1.Time / MicroTime {seconds=1, nanos=2}; an empty message is Go's
+ * zero time, which JSON writes as null. */
+static int time_val(pb_ctx_t *c, pb_rd_t r, bool micro, corral_val_t **out)
+{
+    if (r.p == r.end) {
+        *out = corral_val_new(c->a, CORRAL_VAL_NULL);
+        return 0;
+    }
+    small_msg_t m;
+    int rc = small_decode(c, r, 0, &m);
+    if (rc)
+        return rc;
+    int64_t secs = (int64_t)m.v[1];
+    int64_t nanos = (int32_t)(uint32_t)m.v[2];
+    /* Years 0001 to 9999, as the protobuf Timestamp allows. */
+    if (secs < -62135596800LL || secs > 253402300799LL)
+        return fail(c, CORRAL_EPARSE, "time %lld seconds is outside years 1 to 9999",
+                    (long long)secs);
+    if (nanos < 0 || nanos > 999999999)
+        return fail(c, CORRAL_EPARSE, "time nanoseconds %lld out of range", (long long)nanos);
+    char buf[48];
+    corral_time_format(secs * 1000000 + nanos / 1000, micro, buf, sizeof(buf));
+    *out = corral_val_new_str(c->a, buf);
+    return 0;
+}
+
+static int special_val(pb_ctx_t *c, uint8_t type, pb_rd_t r, corral_val_t **out)
+{
+    small_msg_t m;
+    int rc;
+    char buf[48];
+    switch (type) {
+    case CORRAL_SCHEMA_TIME:
+    case CORRAL_SCHEMA_MICROTIME:
+        return time_val(c, r, type == CORRAL_SCHEMA_MICROTIME, out);
+    case CORRAL_SCHEMA_DURATION:
+        if ((rc = small_decode(c, r, 0, &m)))
+            return rc;
+        corral_duration_format((int64_t)m.v[1], buf, sizeof(buf));
+        *out = corral_val_new_str(c->a, buf);
+        return 0;
+    case CORRAL_SCHEMA_QUANTITY:
+        if ((rc = small_decode(c, r, 1, &m)))
+            return rc;
+        if (!m.has_str || m.str.p == m.str.end) {
+            *out = corral_val_new_str(c->a, "0");
+            return 0;
+        }
+        return text_val(c, &m.str, out);
+    case CORRAL_SCHEMA_INTORSTRING:
+        if ((rc = small_decode(c, r, 3, &m)))
+            return rc;
+        if (m.v[1] == 1) {
+            if (!m.has_str) {
+                *out = corral_val_new_str(c->a, "");
+                return 0;
+            }
+            return text_val(c, &m.str, out);
+        }
+        *out = corral_val_new_int(c->a, (int32_t)(uint32_t)m.v[2]);
+        return 0;
+    default:
+        return fail(c, CORRAL_EPARSE, "unsupported field type %d", type);
+    }
+}
+
+static int decode_msg(pb_ctx_t *c, const corral_schema_msg_t *m, pb_rd_t r, corral_val_t *out);
+static int decode_envelope(pb_ctx_t *c, pb_rd_t r, corral_val_t **out);
+
+/* RawExtension / FieldsV1 {raw=1}: JSON text, or a nested protobuf object
+ * (runtime.Unknown with the magic) for an embedded object. */
+static int embedded_val(pb_ctx_t *c, pb_rd_t r, corral_val_t **out)
+{
+    pb_rd_t raw = {NULL, NULL};
+    bool has = false;
+    while (r.p < r.end) {
+        uint32_t num = 0;
+        int wt = 0, rc = rd_key(c, &r, &num, &wt);
+        if (rc)
+            return rc;
+        if (num == 1 && wt == WT_LEN) {
+            if ((rc = rd_bytes(c, &r, &raw)))
+                return rc;
+            has = true;
+        } else if ((rc = skip(c, &r, wt))) {
+            return rc;
+        }
+    }
+    size_t n = has ? (size_t)(raw.end - raw.p) : 0;
+    if (n == 0) {
+        *out = corral_val_new(c->a, CORRAL_VAL_NULL);
+        return 0;
+    }
+    if (n >= 4 && memcmp(raw.p, "k8s\0", 4) == 0) {
+        raw.p += 4;
+        return decode_envelope(c, raw, out);
+    }
+    corral_json_err_t e;
+    if (corral_json_parse(c->a, (const char *)raw.p, n, out, &e) != 0)
+        return fail(c, CORRAL_EPARSE, "embedded JSON: line %d, column %d: %s", e.line, e.col,
+                    e.msg);
+    return 0;
+}
+
+/* One value of field f (not a map entry, not a packed run). */
+static int decode_value(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_rd_t *r,
+                        corral_val_t **out)
+{
+    uint64_t v = 0;
+    pb_rd_t sub = {NULL, NULL};
+    int rc = count_item(c);
+    if (rc)
+        return rc;
+    switch (f->type) {
+    case CORRAL_SCHEMA_BOOL:
+    case CORRAL_SCHEMA_INT32:
+    case CORRAL_SCHEMA_INT64:
+        if ((rc = want_wt(c, wt, WT_VARINT)) || (rc = rd_varint(c, r, &v)))
+            return rc;
+        if (f->type == CORRAL_SCHEMA_BOOL)
+            *out = corral_val_new_bool(c->a, v != 0);
+        else if (f->type == CORRAL_SCHEMA_INT32)
+            *out = corral_val_new_int(c->a, (int32_t)(uint32_t)v);
+        else
+            *out = corral_val_new_int(c->a, (int64_t)v);
+        return 0;
+    case CORRAL_SCHEMA_DOUBLE: {
+        double d;
+        if ((rc = want_wt(c, wt, WT_I64)) || (rc = rd_fixed(c, r, 8, &v)))
+            return rc;
+        memcpy(&d, &v, sizeof(d));
+        *out = corral_val_new_float(c->a, d);
+        return 0;
+    }
+    default:
+        break;
+    }
+    if ((rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
+        return rc;
+    switch (f->type) {
+    case CORRAL_SCHEMA_STRING:
+        return text_val(c, &sub, out);
+    case CORRAL_SCHEMA_BYTES:
+        *out = base64_val(c->a, &sub);
+        return 0;
+    case CORRAL_SCHEMA_MSG:
+        *out = new_map(c->a);
+        return f->msg ? decode_msg(c, f->msg, sub, *out) : 0;
+    case CORRAL_SCHEMA_RAW:
+    case CORRAL_SCHEMA_FIELDSV1:
+        return embedded_val(c, sub, out);
+    default:
+        return special_val(c, f->type, sub, out);
+    }
+}
+
+/* A packed run of varints or doubles into seq. */
+static int decode_packed(pb_ctx_t *c, const corral_schema_field_t *f, pb_rd_t *r, corral_val_t *seq)
+{
+    pb_rd_t sub = {NULL, NULL};
+    int rc = rd_bytes(c, r, &sub);
+    int wt = f->type == CORRAL_SCHEMA_DOUBLE ? WT_I64 : WT_VARINT;
+    while (!rc && sub.p < sub.end) {
+        corral_val_t *v = NULL;
+        if (!(rc = decode_value(c, f, wt, &sub, &v)))
+            corral_val_push(c->a, seq, v);
+    }
+    return rc;
+}
+
+/* A map entry {key=1, value=2} into m. A missing value is the type's zero. */
+static int decode_entry(pb_ctx_t *c, const corral_schema_field_t *f, pb_rd_t r, corral_val_t *m)
+{
+    corral_schema_field_t vf = *f;
+    vf.flags = 0;
+    corral_val_t *key = NULL, *val = NULL;
+    int rc = count_item(c);
+    while (!rc && r.p < r.end) {
+        uint32_t num = 0;
+        int wt = 0;
+        if ((rc = rd_key(c, &r, &num, &wt)))
+            break;
+        if (num == 1 && wt == WT_LEN) {
+            pb_rd_t s = {NULL, NULL};
+            if (!(rc = rd_bytes(c, &r, &s)))
+                rc = text_val(c, &s, &key);
+        } else if (num == 2 && (f->flags & CORRAL_SCHEMA_REPEATED)) {
+            /* A named list (ExtraValue): a message holding the items as 1. */
+            static const corral_schema_field_t items = {
+                "items", 1, CORRAL_SCHEMA_STRING, CORRAL_SCHEMA_REPEATED, NULL, NULL};
+            static const corral_schema_msg_t wrap = {"items", &items, 1, NULL};
+            pb_rd_t s = {NULL, NULL};
+            corral_val_t *w = new_map(c->a);
+            if (!(rc = want_wt(c, wt, WT_LEN)) && !(rc = rd_bytes(c, &r, &s)) &&
+                !(rc = decode_msg(c, &wrap, s, w))) {
+                val = corral_val_get(w, "items");
+                if (!val)
+                    val = corral_val_new(c->a, CORRAL_VAL_SEQ);
+            }
+        } else if (num == 2) {
+            rc = decode_value(c, &vf, wt, &r, &val);
+        } else {
+            rc = skip(c, &r, wt);
+        }
+    }
+    if (rc)
+        return rc;
+    if (!key)
+        key = corral_val_new_str(c->a, "");
+    if (!val) {
+        pb_rd_t empty = {r.end, r.end};
+        if (f->flags & CORRAL_SCHEMA_REPEATED)
+            val = corral_val_new(c->a, CORRAL_VAL_SEQ);
+        else if (f->type == CORRAL_SCHEMA_BOOL || f->type == CORRAL_SCHEMA_INT32 ||
+                 f->type == CORRAL_SCHEMA_INT64 || f->type == CORRAL_SCHEMA_DOUBLE)
+            val = f->type == CORRAL_SCHEMA_BOOL ? corral_val_new_bool(c->a, false)
+                                                : corral_val_new_int(c->a, 0);
+        else if (f->type == CORRAL_SCHEMA_STRING || f->type == CORRAL_SCHEMA_BYTES)
+            val = corral_val_new_str(c->a, "");
+        else if (f->type == CORRAL_SCHEMA_MSG)
+            val = new_map(c->a);
+        else if (f->type == CORRAL_SCHEMA_RAW || f->type == CORRAL_SCHEMA_FIELDSV1)
+            val = corral_val_new(c->a, CORRAL_VAL_NULL);
+        else if ((rc = special_val(c, f->type, empty, &val)))
+            return rc;
+    }
+    map_append(c->a, m, key, val);
+    return 0;
+}
+
+typedef struct sort_pair {
+    corral_val_pair_t p;
+    size_t idx;
+} sort_pair_t;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const sort_pair_t *a = x, *b = y;
+    size_t n = a->p.key->len < b->p.key->len ? a->p.key->len : b->p.key->len;
+    int d = memcmp(a->p.key->s, b->p.key->s, n);
+    if (d)
+        return d;
+    if (a->p.key->len != b->p.key->len)
+        return a->p.key->len < b->p.key->len ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Sort a decoded proto map by key (as Go writes maps in JSON) and keep the
+ * last of duplicate keys (as Go's decoder does). */
+static void map_finish(corral_arena_t *a, corral_val_t *m)
+{
+    if (m->n < 2)
+        return;
+    sort_pair_t *tmp = corral_arena_alloc(a, m->n * sizeof(*tmp));
+    for (size_t i = 0; i < m->n; i++) {
+        tmp[i].p = m->pairs[i];
+        tmp[i].idx = i;
+    }
+    qsort(tmp, m->n, sizeof(*tmp), cmp_pair);
+    size_t o = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (i + 1 < m->n && tmp[i].p.key->len == tmp[i + 1].p.key->len &&
+            memcmp(tmp[i].p.key->s, tmp[i + 1].p.key->s, tmp[i].p.key->len) == 0)
+            continue;
+        m->pairs[o++] = tmp[i].p;
+    }
+    m->n = o;
+}
+
+static bool is_zero(const corral_val_t *v)
+{
+    switch (v->kind) {
+    case CORRAL_VAL_STR:
+        return v->len == 0;
+    case CORRAL_VAL_INT:
+        return v->u.i == 0;
+    case CORRAL_VAL_FLOAT:
+        return v->u.f == 0;
+    case CORRAL_VAL_BOOL:
+        return !v->u.b;
+    default:
+        return false;
+    }
+}
+
+/* One field occurrence of m's field f into out; slot is the value made so far. */
+static int decode_field(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_rd_t *r,
+                        corral_val_t *out, corral_val_t **slot)
+{
+    int rc;
+    pb_rd_t sub = {NULL, NULL};
+    if (f->flags & CORRAL_SCHEMA_INLINE) {
+        if ((rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
+            return rc;
+        return f->msg ? decode_msg(c, f->msg, sub, out) : 0;
+    }
+    if (f->flags & CORRAL_SCHEMA_MAP) {
+        if ((rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
+            return rc;
+        if (!*slot || (*slot)->kind != CORRAL_VAL_MAP) {
+            *slot = new_map(c->a);
+            corral_val_set(c->a, out, f->name, *slot);
+        }
+        return decode_entry(c, f, sub, *slot);
+    }
+    if (f->flags & CORRAL_SCHEMA_REPEATED) {
+        if (!*slot || (*slot)->kind != CORRAL_VAL_SEQ) {
+            *slot = corral_val_new(c->a, CORRAL_VAL_SEQ);
+            corral_val_set(c->a, out, f->name, *slot);
+        }
+        bool packable = f->type == CORRAL_SCHEMA_BOOL || f->type == CORRAL_SCHEMA_INT32 ||
+                        f->type == CORRAL_SCHEMA_INT64 || f->type == CORRAL_SCHEMA_DOUBLE;
+        if (packable && wt == WT_LEN)
+            return decode_packed(c, f, r, *slot);
+        corral_val_t *v = NULL;
+        if (!(rc = decode_value(c, f, wt, r, &v)))
+            corral_val_push(c->a, *slot, v);
+        return rc;
+    }
+    if (f->type == CORRAL_SCHEMA_MSG && *slot && (*slot)->kind == CORRAL_VAL_MAP && f->msg) {
+        /* A message seen again merges into the first, as protobuf does. */
+        if ((rc = want_wt(c, wt, WT_LEN)) || (rc = rd_bytes(c, r, &sub)))
+            return rc;
+        return decode_msg(c, f->msg, sub, *slot);
+    }
+    corral_val_t *v = NULL;
+    if ((rc = decode_value(c, f, wt, r, &v)))
+        return rc;
+    *slot = v;
+    corral_val_set(c->a, out, f->name, v);
+    return 0;
+}
+
+/* The fields of message m from r into the map out (which may hold keys
+ * already: a message merged again, or the parent of an inline message). */
+static int decode_msg(pb_ctx_t *c, const corral_schema_msg_t *m, pb_rd_t r, corral_val_t *out)
+{
+    if (c->depth >= CORRAL__PB_MAX_DEPTH)
+        return fail(c, CORRAL_ETOOBIG, "nested deeper than %d messages", CORRAL__PB_MAX_DEPTH);
+    corral_val_t **slots = corral_arena_alloc(c->a, (m->nfields + 1) * sizeof(corral_val_t *));
+    for (size_t i = 0; out->n && i < m->nfields; i++)
+        slots[i] = corral_val_get(out, m->fields[i].name);
+    int level = c->depth++;
+    int rc = 0;
+    while (!rc && r.p < r.end) {
+        uint32_t num = 0;
+        int wt = 0;
+        c->path[level] = NULL;
+        if ((rc = rd_key(c, &r, &num, &wt)))
+            break;
+        const corral_schema_field_t *f = corral_schema_field_num(m, num);
+        if (!f || (f->type == CORRAL_SCHEMA_ANY)) {
+            rc = skip(c, &r, wt);
+            continue;
+        }
+        c->path[level] = (f->flags & CORRAL_SCHEMA_INLINE) ? NULL : f->name;
+        rc = decode_field(c, f, wt, &r, out, &slots[f - m->fields]);
+    }
+    if (rc)
+        return rc; /* depth stays: the error message names the path */
+    c->depth = level;
+    for (size_t i = 0; i < m->nfields; i++) {
+        const corral_schema_field_t *f = &m->fields[i];
+        if (!slots[i])
+            continue;
+        if ((f->flags & CORRAL_SCHEMA_MAP) && slots[i]->kind == CORRAL_VAL_MAP)
+            map_finish(c->a, slots[i]);
+        else if ((f->flags & CORRAL_SCHEMA_OMITZERO) && !(f->flags & CORRAL_SCHEMA_REPEATED) &&
+                 is_zero(slots[i]))
+            corral_val_del(out, f->name);
+    }
+    return 0;
+}
+
+/* runtime.Unknown after the magic: the message of typeMeta's kind. */
+static int decode_envelope(pb_ctx_t *c, pb_rd_t r, corral_val_t **out)
+{
+    pb_rd_t raw = {r.end, r.end}, tm = {r.end, r.end}, enc = {r.end, r.end};
+    int rc = 0;
+    while (!rc && r.p < r.end) {
+        uint32_t num = 0;
+        int wt = 0;
+        if ((rc = rd_key(c, &r, &num, &wt)))
+            break;
+        if (num >= 1 && num <= 3 && wt == WT_LEN)
+            rc = rd_bytes(c, &r, num == 1 ? &tm : num == 2 ? &raw : &enc);
+        else
+            rc = skip(c, &r, wt);
+    }
+    if (rc)
+        return rc;
+    corral_val_t *av = NULL, *kind = NULL;
+    /* TypeMeta {apiVersion=1, kind=2}: two strings. */
+    pb_rd_t s1 = {NULL, NULL}, s2 = {NULL, NULL};
+    while (!rc && tm.p < tm.end) {
+        uint32_t num = 0;
+        int wt = 0;
+        if ((rc = rd_key(c, &tm, &num, &wt)))
+            break;
+        if ((num == 1 || num == 2) && wt == WT_LEN)
+            rc = rd_bytes(c, &tm, num == 1 ? &s1 : &s2);
+        else
+            rc = skip(c, &tm, wt);
+    }
+    if (rc || (s1.p && (rc = text_val(c, &s1, &av))) || (s2.p && (rc = text_val(c, &s2, &kind))))
+        return rc;
+    if (enc.p != enc.end)
+        return fail(c, CORRAL_EUNSUPPORTED, "contentEncoding \"%.*s\" is not supported",
+                    (int)(enc.end - enc.p > 64 ? 64 : enc.end - enc.p), (const char *)enc.p);
+    if (!av || !kind || !av->len || !kind->len)
+        return fail(c, CORRAL_EPARSE, "the envelope names no apiVersion and kind");
+    const corral_schema_msg_t *m = corral_schema_for(av->s, kind->s);
+    if (!m)
+        return fail(c, CORRAL_EUNSUPPORTED, "no protobuf message is known for %s, kind=%s", av->s,
+                    kind->s);
+    *out = new_map(c->a);
+    corral_val_set(c->a, *out, "apiVersion", av);
+    corral_val_set(c->a, *out, "kind", kind);
+    return decode_msg(c, m, raw, *out);
+}
+
+int corral__pb_decode(corral_arena_t *a, const void *data, size_t len, corral_val_t **out,
+                      char *why, size_t why_len)
+{
+    pb_ctx_t c = {.a = a, .why = why, .why_len = why_len};
+    *out = NULL;
+    if (why && why_len)
+        why[0] = '\0';
+    if (len < 4 || memcmp(data, "k8s\0", 4) != 0)
+        return fail(&c, CORRAL_EPARSE, "the body does not start with the magic \"k8s\\x00\"");
+    pb_rd_t r = {(const uint8_t *)data + 4, (const uint8_t *)data + len};
+    int rc = decode_envelope(&c, r, out);
+    if (rc)
+        *out = NULL;
+    return rc;
+}
+
+int corral__pb_decode_msg(corral_arena_t *a, const corral_schema_msg_t *m, const void *data,
+                          size_t len, corral_val_t **out, char *why, size_t why_len)
+{
+    pb_ctx_t c = {.a = a, .why = why, .why_len = why_len};
+    if (why && why_len)
+        why[0] = '\0';
+    pb_rd_t r = {(const uint8_t *)data, (const uint8_t *)data + len};
+    *out = new_map(a);
+    int rc = decode_msg(&c, m, r, *out);
+    if (rc)
+        *out = NULL;
+    return rc;
+}
