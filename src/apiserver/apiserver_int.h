@@ -241,7 +241,7 @@ void corral__h_apis(corral__req_t *r);
 void corral__h_apis_group(corral__req_t *r);
 void corral__h_apis_version(corral__req_t *r);
 void corral__print_resources(FILE *fp);
-/* openapi.c: the OpenAPI documents, built once per server (immutable). */
+/* openapi.c: the OpenAPI documents, built once per server (on first use). */
 typedef struct corral__openapi corral__openapi_t;
 corral__openapi_t *corral__openapi_new(void);
 void corral__openapi_free(corral__openapi_t *o);

@@ -15,10 +15,11 @@
  * definition (no type, no properties), which any object validates against;
  * so does a message a table names that no table defines (an open object).
  *
- * The documents are built once, when the server is created, as value trees
- * written to JSON (and the v2 tree also to protobuf, with a few lines of
- * wire-format encoding), and served from those bytes with an ETag; the v3
- * documents are addressed by their hash, as kube-apiserver does.
+ * The documents are built once per server, by the first request for one,
+ * as value trees written to JSON (and the v2 tree also to protobuf, with a
+ * few lines of wire-format encoding), and served from those bytes with an
+ * ETag; the v3 documents are addressed by their hash, as kube-apiserver
+ * does.
  */
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -41,6 +42,8 @@ typedef struct gv_doc {
 } gv_doc_t;
 
 struct corral__openapi {
+    pthread_mutex_t mu; /* held while the documents are built */
+    bool built;
     corral_buf_t v2_json, v2_pb;
     char v2_hash[HASH_LEN];
     corral_buf_t v3_index;
@@ -262,7 +265,8 @@ static corral_val_t *field_schema(gen_t *g, const corral_schema_field_t *f)
         corral_val_t *arr = typed(g, "array", NULL);
         corral_val_set(g->a, arr, "items", s);
         s = arr;
-    } else if (f->flags & CORRAL_SCHEMA_MAP) {
+    }
+    if (f->flags & CORRAL_SCHEMA_MAP) { /* with REPEATED: a map of lists */
         corral_val_t *map = typed(g, "object", NULL);
         corral_val_set(g->a, map, "additionalProperties", s);
         s = map;
@@ -281,6 +285,23 @@ static corral_val_t *field_schema(gen_t *g, const corral_schema_field_t *f)
     return s;
 }
 
+/* m's fields as properties (and required names) of props; an embedded
+ * message (INLINE, Go's json:",inline") puts its fields there too. */
+static void add_props(gen_t *g, const corral_schema_msg_t *m, corral_val_t *props,
+                      corral_val_t *req, int depth)
+{
+    for (size_t i = 0; m && depth < 8 && i < m->nfields; i++) {
+        const corral_schema_field_t *f = &m->fields[i];
+        if (f->flags & CORRAL_SCHEMA_INLINE) {
+            add_props(g, corral_schema_resolve(f->msg), props, req, depth + 1);
+            continue;
+        }
+        corral_val_set(g->a, props, f->name, field_schema(g, f));
+        if (f->flags & CORRAL_SCHEMA_REQUIRED)
+            corral_val_push(g->a, req, corral_val_new_str(g->a, f->name));
+    }
+}
+
 /* The definition of m (and, through its fields, of what it refers to). */
 static void add_def(gen_t *g, const corral_schema_msg_t *m)
 {
@@ -295,12 +316,7 @@ static void add_def(gen_t *g, const corral_schema_msg_t *m)
         return;
     corral_val_t *props = new_map(g);
     corral_val_t *req = corral_val_new(g->a, CORRAL_VAL_SEQ);
-    for (size_t i = 0; i < m->nfields; i++) {
-        const corral_schema_field_t *f = &m->fields[i];
-        corral_val_set(g->a, props, f->name, field_schema(g, f));
-        if (f->flags & CORRAL_SCHEMA_REQUIRED)
-            corral_val_push(g->a, req, corral_val_new_str(g->a, f->name));
-    }
+    add_props(g, m, props, req, 0);
     corral_val_set(g->a, d, "properties", props);
     if (req->n)
         corral_val_set(g->a, d, "required", req);
@@ -325,6 +341,20 @@ static void add_kind(gen_t *g, const corral_kind_info_t *k)
                                         k->api_version));
             corral_val_set(g->a, g->defs, name, d);
         }
+    }
+    /* The protobuf messages leave out TypeMeta; OpenAPI names it. */
+    corral_val_t *props = corral_val_get(d, "properties");
+    if (props && !corral_val_get(props, "apiVersion")) {
+        corral_val_t *av = typed(g, "string", NULL);
+        put_str(g, av, "description",
+                "APIVersion defines the versioned schema of this representation of an object.");
+        corral_val_set(g->a, props, "apiVersion", av);
+    }
+    if (props && !corral_val_get(props, "kind")) {
+        corral_val_t *kd = typed(g, "string", NULL);
+        put_str(g, kd, "description",
+                "Kind is a string value representing the REST resource this object represents.");
+        corral_val_set(g->a, props, "kind", kd);
     }
     corral_val_t *gvks = corral_val_get(d, "x-kubernetes-group-version-kind");
     if (!gvks) {
@@ -595,11 +625,26 @@ static void build_v3(corral__openapi_t *o)
 corral__openapi_t *corral__openapi_new(void)
 {
     corral__openapi_t *o = corral_calloc(1, sizeof(*o));
+    pthread_mutex_init(&o->mu, NULL);
     corral_buf_init(&o->v2_json);
     corral_buf_init(&o->v2_pb);
     corral_buf_init(&o->v3_index);
-    build_v2(o);
-    build_v3(o);
+    return o;
+}
+
+/* The documents, built by the first request that asks (tens of
+ * milliseconds, once per server; never again: they depend only on the
+ * constant tables). */
+static const corral__openapi_t *docs(corral__req_t *r)
+{
+    corral__openapi_t *o = r->srv->openapi;
+    pthread_mutex_lock(&o->mu);
+    if (!o->built) {
+        build_v2(o);
+        build_v3(o);
+        o->built = true;
+    }
+    pthread_mutex_unlock(&o->mu);
     return o;
 }
 
@@ -613,6 +658,7 @@ void corral__openapi_free(corral__openapi_t *o)
     for (size_t i = 0; i < o->ngvs; i++)
         corral_buf_fini(&o->gvs[i].json);
     corral_free(o->gvs);
+    pthread_mutex_destroy(&o->mu);
     corral_free(o);
 }
 
@@ -644,7 +690,7 @@ static void reply_doc(corral__req_t *r, const char *ctype, const corral_buf_t *b
 
 void corral__h_openapi(corral__req_t *r)
 {
-    const corral__openapi_t *o = r->srv->openapi;
+    const corral__openapi_t *o = docs(r);
     if (header_has(r, "accept", "protobuf")) {
         char hash[HASH_LEN + 3];
         snprintf(hash, sizeof(hash), "%.*s-pb", HASH_LEN - 1, o->v2_hash);
@@ -656,13 +702,13 @@ void corral__h_openapi(corral__req_t *r)
 
 void corral__h_openapi_v3(corral__req_t *r)
 {
-    const corral__openapi_t *o = r->srv->openapi;
+    const corral__openapi_t *o = docs(r);
     corral__reply(r, 200, "application/json", o->v3_index.p, o->v3_index.len);
 }
 
 void corral__h_openapi_v3_gv(corral__req_t *r)
 {
-    const corral__openapi_t *o = r->srv->openapi;
+    const corral__openapi_t *o = docs(r);
     char path[192];
     if (*r->group)
         snprintf(path, sizeof(path), "apis/%s/%s", r->group, r->version);

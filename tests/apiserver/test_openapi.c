@@ -144,13 +144,21 @@ Test(openapi, v2_json_describes_fields)
     cr_assert_str_eq(api_str(prop(task, "replicas"), "format"), "int32");
     cr_assert_str_eq(api_str(prop(task, "name"), "description"),
                      "The task's name; its pods are named <job>-<task>-<index>.");
-    /* The pod template: the k8s table's PodTemplateSpec when it has one,
-     * else an object of any fields. */
-    const corral_val_t *tmpl = prop(task, "template");
-    if (corral_schema_find("io.k8s.api.core.v1.PodTemplateSpec"))
-        cr_assert_str_eq(api_str(tmpl, "$ref"), "#/definitions/io.k8s.api.core.v1.PodTemplateSpec");
-    else
-        cr_assert_str_eq(api_str(tmpl, "type"), "object");
+    /* The pod template: core/v1 PodTemplateSpec, whose spec is the k8s
+     * table's PodSpec when it has one, else an object of any fields. */
+    const corral_val_t *tmpl = deref(prop(task, "template"), defs, P);
+    cr_assert_eq(tmpl, def_of(defs, "io.k8s.api.core.v1.PodTemplateSpec"));
+    if (corral_schema_find("io.k8s.api.core.v1.PodSpec")) {
+        const corral_val_t *pod_spec = deref(prop(tmpl, "spec"), defs, P);
+        const corral_val_t *ctr = deref(prop(pod_spec, "containers"), defs, P);
+        cr_assert_str_eq(api_str(prop(ctr, "image"), "type"), "string");
+        cr_assert_str_eq(api_str(prop(ctr, "resources"), "$ref"),
+                         "#/definitions/io.k8s.api.core.v1.ResourceRequirements");
+        const corral_val_t *pod = def_of(defs, "io.k8s.api.core.v1.Pod");
+        cr_assert_str_eq(api_str(prop(pod, "apiVersion"), "type"), "string");
+    } else {
+        cr_assert_str_eq(api_str(prop(tmpl, "spec"), "type"), "object");
+    }
     /* Any value: no type at all. */
     cr_assert_null(corral_val_get(prop(spec, "plugins"), "type"));
 
@@ -421,6 +429,23 @@ Test(schema_tables, names_unique_stubs_unlisted)
     cr_assert_null(corral_schema_for("example.com/v1", "Nope"));
 }
 
+/* Field name of m, also among the fields of the messages m embeds. */
+static const corral_schema_field_t *field_of(const corral_schema_msg_t *m, const char *name)
+{
+    m = corral_schema_resolve(m);
+    for (size_t i = 0; m && i < m->nfields; i++) {
+        const corral_schema_field_t *f = &m->fields[i];
+        if (f->flags & CORRAL_SCHEMA_INLINE) {
+            const corral_schema_field_t *in = field_of(f->msg, name);
+            if (in)
+                return in;
+        } else if (strcmp(f->name, name) == 0) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
 /* Every key of v is a field the schema m names, recursively (what
  * kubectl's validation refuses as "unknown field"). */
 static void fits(const corral_val_t *v, const corral_schema_msg_t *m, const char *file,
@@ -431,14 +456,18 @@ static void fits(const corral_val_t *v, const corral_schema_msg_t *m, const char
         return;
     for (size_t i = 0; i < v->n; i++) {
         const char *key = v->pairs[i].key->s;
-        const corral_schema_field_t *f = corral_schema_field(m, key);
+        const corral_schema_field_t *f = field_of(m, key);
+        if (!f && !*path && (!strcmp(key, "apiVersion") || !strcmp(key, "kind")))
+            continue; /* TypeMeta: not in the protobuf messages, added by the documents */
         cr_assert(f, "%s: %s.%s is not in %s", file, path, key, m->name);
         if (f->type != CORRAL_SCHEMA_MSG)
             continue;
         char sub[512];
         snprintf(sub, sizeof(sub), "%s.%s", path, key);
         const corral_val_t *val = v->pairs[i].val;
-        if (f->flags & CORRAL_SCHEMA_REPEATED) {
+        if ((f->flags & CORRAL_SCHEMA_REPEATED) && (f->flags & CORRAL_SCHEMA_MAP)) {
+            continue; /* lists of messages by key: none in the manifests */
+        } else if (f->flags & CORRAL_SCHEMA_REPEATED) {
             for (size_t j = 0; val->kind == CORRAL_VAL_SEQ && j < val->n; j++)
                 fits(val->items[j], f->msg, file, sub);
         } else if (f->flags & CORRAL_SCHEMA_MAP) {
