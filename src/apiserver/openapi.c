@@ -537,33 +537,60 @@ static void build_v2(corral__openapi_t *o)
     corral_arena_free(g.a);
 }
 
-/* The list path of kind k with a get operation naming its kind: how
- * kubectl explain finds the kind of a resource. Only reads are described
- * (no patch operation: kubectl's field validation check then falls back to
- * client-side validation against /openapi/v2). */
-static void add_path(gen_t *g, corral_val_t *paths, const corral_kind_info_t *k)
+/* An operation on kind k: action ("list", "get", "patch"), what it does,
+ * and its query parameters (NULL-terminated names; may be NULL). */
+static corral_val_t *operation(gen_t *g, const corral_kind_info_t *k, const char *action,
+                               const char *what, const char *const *params)
 {
-    const char *path =
-        corral_arena_printf(g->a, "/%s%s/%s%s/%s", *k->group ? "apis/" : "api", k->group,
-                            k->version, k->namespaced ? "/namespaces/{namespace}" : "", k->plural);
     corral_val_t *op = new_map(g);
-    put_str(g, op, "description",
-            corral_arena_printf(g->a, "list or watch objects of kind %s", k->name));
-    put_str(g, op, "operationId", corral_arena_printf(g->a, "list%s", k->name));
+    put_str(g, op, "description", corral_arena_printf(g->a, "%s %s", what, k->name));
+    put_str(g, op, "operationId",
+            corral_arena_printf(g->a, "%c%s%s", action[0] - 'a' + 'A', action + 1, k->name));
+    corral_val_t *list = corral_val_new(g->a, CORRAL_VAL_SEQ);
+    for (size_t i = 0; params && params[i]; i++) {
+        corral_val_t *p = new_map(g);
+        put_str(g, p, "name", params[i]);
+        put_str(g, p, "in", "query");
+        corral_val_set(g->a, p, "schema", typed(g, "string", NULL));
+        corral_val_push(g->a, list, p);
+    }
+    if (list->n)
+        corral_val_set(g->a, op, "parameters", list);
     corral_val_t *ok = new_map(g);
     put_str(g, ok, "description", "OK");
     corral_val_t *responses = new_map(g);
     corral_val_set(g->a, responses, "200", ok);
     corral_val_set(g->a, op, "responses", responses);
-    put_str(g, op, "x-kubernetes-action", "list");
+    put_str(g, op, "x-kubernetes-action", action);
     corral_val_t *gvk = new_map(g);
     put_str(g, gvk, "group", k->group);
     put_str(g, gvk, "kind", k->name);
     put_str(g, gvk, "version", k->version);
     corral_val_set(g->a, op, "x-kubernetes-group-version-kind", gvk);
+    return op;
+}
+
+/* Kind k's list and object paths, with operations naming its kind: how
+ * kubectl explain finds the kind of a resource, and how kubectl 1.27+
+ * learns that the server takes `fieldValidation` (then it leaves unknown
+ * fields to the server's strict decoding instead of validating against
+ * /openapi/v2 itself). Only these operations are described. */
+static void add_paths(gen_t *g, corral_val_t *paths, const corral_kind_info_t *k)
+{
+    static const char *const patch_params[] = {"dryRun", "fieldManager", "fieldValidation", "force",
+                                               NULL};
+    const char *list =
+        corral_arena_printf(g->a, "/%s%s/%s%s/%s", *k->group ? "apis/" : "api", k->group,
+                            k->version, k->namespaced ? "/namespaces/{namespace}" : "", k->plural);
     corral_val_t *item = new_map(g);
-    corral_val_set(g->a, item, "get", op);
-    corral_val_set(g->a, paths, path, item);
+    corral_val_set(g->a, item, "get",
+                   operation(g, k, "list", "list or watch objects of kind", NULL));
+    corral_val_set(g->a, paths, list, item);
+    item = new_map(g);
+    corral_val_set(g->a, item, "get", operation(g, k, "get", "read the specified", NULL));
+    corral_val_set(g->a, item, "patch",
+                   operation(g, k, "patch", "partially update the specified", patch_params));
+    corral_val_set(g->a, paths, corral_arena_printf(g->a, "%s/{name}", list), item);
 }
 
 /* The v3 document of one group-version: its kinds and what they refer to. */
@@ -578,7 +605,7 @@ static void build_gv(gv_doc_t *d, const char *group, const char *version)
         if (strcmp(all[i].info->group, group) != 0 || strcmp(all[i].info->version, version) != 0)
             continue;
         add_kind(&g, all[i].info);
-        add_path(&g, paths, all[i].info);
+        add_paths(&g, paths, all[i].info);
     }
     corral_val_t *doc = new_map(&g);
     put_str(&g, doc, "openapi", "3.0.0");

@@ -416,6 +416,8 @@ static const corral_schema_field_t model_f[] = {
     STR("protocolVersion", "The inference protocol: v1, v2, grpc-v1 or grpc-v2."),
     STR("runtimeVersion", "The runtime's version (kept as written)."),
     ANY("storage", "Storage specification (kept as written)."),
+    STR("schemaPath", "The path of the model's schema in storage (kept as written)."),
+    ANY("confidential", "Confidential computing settings (kept as written)."),
     STR("name", "The container's name."),
     STR("image", "The container image (overrides the runtime's)."),
     STR("imagePullPolicy", "Always, Never or IfNotPresent."),
@@ -448,7 +450,9 @@ MSGDEF(model, KSV "ModelSpec",
 static const corral_schema_field_t predictor_f[] = {
     COMPONENT_F,
     MSG("model", model, "The model to serve (KServe's new predictor form)."),
-    STRS("storageUris", "More model locations (kept as written)."),
+    STR("name", "The predictor's name (kept as written)."),
+    ANY("storageUris", "More model locations (kept as written)."),
+    STR("storageContainerName", "The storage initializer container (kept as written)."),
     ANY("workerSpec", "Workers of a multi-node predictor (kept as written)."),
     ANY("sklearn", "Framework shortcut (kept as written)."),
     ANY("xgboost", "Framework shortcut (kept as written)."),
@@ -466,6 +470,7 @@ MSGDEF(predictor, KSV "PredictorSpec",
 
 static const corral_schema_field_t transformer_f[] = {
     COMPONENT_F,
+    ANY("storageUris", "Model locations (kept as written)."),
 };
 MSGDEF(transformer, KSV "TransformerSpec",
        "A transformer: pre- and post-processing in front of the predictor.");
@@ -474,6 +479,7 @@ static const corral_schema_field_t isvc_spec_f[] = {
     MSG("predictor", predictor, "The predictor serving the model (required)."),
     ANY("explainer", "The explainer (kept as written)."),
     MSG("transformer", transformer, "The transformer in front of the predictor."),
+    ANY("canary", "A canary predictor and its traffic share (kept as written)."),
 };
 MSGDEF(isvc_spec, KSV "InferenceServiceSpec", "The desired state of an InferenceService.");
 
@@ -488,6 +494,7 @@ static const corral_schema_field_t isvc_status_f[] = {
     STR("deploymentMode", "Serverless, RawDeployment or ModelMesh."),
     STR("servingRuntimeName", "The ServingRuntime chosen."),
     STR("clusterServingRuntimeName", "The ClusterServingRuntime chosen."),
+    ANY("canaryStatuses", "The status of each canary."),
 };
 MSGDEF(isvc_status, KSV "InferenceServiceStatus", "The observed state of an InferenceService.");
 

@@ -350,6 +350,18 @@ Test(openapi, v3_documents_name_each_kind)
             saw_job = true;
             cr_assert(
                 corral_val_get(ops, "/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs"));
+            /* kubectl's check for fieldValidation: a patch operation of the kind. */
+            const corral_val_t *patch = corral_val_dig(
+                corral_val_get(
+                    ops, "/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{name}"),
+                "patch");
+            cr_assert_str_eq(api_str(patch, "x-kubernetes-group-version-kind.kind"), "Job");
+            const corral_val_t *params = corral_val_get(patch, "parameters");
+            bool fv = false;
+            for (size_t p = 0; params && p < params->n; p++)
+                fv = fv || (strcmp(api_str(params->items[p], "name"), "fieldValidation") == 0 &&
+                            strcmp(api_str(params->items[p], "in"), "query") == 0);
+            cr_assert(fv, "no fieldValidation parameter");
             const char *P = "#/components/schemas/";
             const corral_val_t *job = def_of(schemas, "sh.volcano.batch.v1alpha1.Job");
             const corral_val_t *task =
