@@ -110,7 +110,8 @@ struct corral_apiserver {
     corral__loop_t *loops;
     bool started, stopping;
     char listen_host[256];
-    int log_streams; /* proxied pods/log streams open (atomic) */
+    int log_streams;                 /* proxied pods/log streams open (atomic) */
+    struct corral__openapi *openapi; /* the OpenAPI documents (openapi.c) */
 };
 
 struct corral__loop {
@@ -255,8 +256,13 @@ void corral__h_apis(corral__req_t *r);
 void corral__h_apis_group(corral__req_t *r);
 void corral__h_apis_version(corral__req_t *r);
 void corral__print_resources(FILE *fp);
-/* openapi.c */
-void corral__h_openapi(corral__req_t *r);
+/* openapi.c: the OpenAPI documents, built once per server (on first use). */
+typedef struct corral__openapi corral__openapi_t;
+corral__openapi_t *corral__openapi_new(void);
+void corral__openapi_free(corral__openapi_t *o);
+void corral__h_openapi(corral__req_t *r);       /* /openapi/v2 */
+void corral__h_openapi_v3(corral__req_t *r);    /* /openapi/v3 (the index) */
+void corral__h_openapi_v3_gv(corral__req_t *r); /* /openapi/v3/api/v1, /openapi/v3/apis/G/V */
 
 /* tables.c: metav1.Table responses (kubectl's `get`). */
 enum { CORRAL__TABLE_NONE = 0, CORRAL__TABLE_METADATA, CORRAL__TABLE_OBJECT, CORRAL__TABLE_BARE };

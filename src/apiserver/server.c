@@ -796,6 +796,7 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
         return CORRAL_EINVAL;
     }
     s->port = (int)strtol(port, NULL, 10);
+    s->openapi = corral__openapi_new();
     rc = security_init(s, err, errlen);
     if (rc) {
         corral_apiserver_free(s);
@@ -878,6 +879,7 @@ void corral_apiserver_free(corral_apiserver_t *s)
     for (int i = 0; i < s->nloops; i++)
         loop_fini(&s->loops[i]);
     corral_free(s->loops);
+    corral__openapi_free(s->openapi);
     corral_tokens_free(s->tokens);
     if (s->tls)
         SSL_CTX_free(s->tls);

@@ -48,6 +48,13 @@ const corral_schema_msg_t *corral_schema_find(const char *name)
     return NULL;
 }
 
+const corral_schema_msg_t *corral_schema_resolve(const corral_schema_msg_t *m)
+{
+    if (!m || m->fields || m->nfields)
+        return m;
+    return corral_schema_find(m->name);
+}
+
 const corral_schema_field_t *corral_schema_field(const corral_schema_msg_t *m, const char *name)
 {
     for (size_t i = 0; m && name && i < m->nfields; i++) {

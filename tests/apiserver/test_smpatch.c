@@ -176,10 +176,9 @@ Test(smpatch_http, openapi_names_every_kind)
     cr_assert_str_eq(api_str(r.json, "swagger"), "2.0");
     const char *b = corral_buf_str(&r.body);
     cr_assert(strstr(b, "\"io.k8s.api.core.v1.Pod\":{"), "%s", b);
-    cr_assert(strstr(b, "\"sh.volcano.scheduling.v1beta1.Queue\":{\"description\":\"Queue "
-                        "(scheduling.volcano.sh/v1beta1), validated by the server\","
-                        "\"x-kubernetes-group-version-kind\":[{\"group\":\"scheduling.volcano.sh\","
-                        "\"kind\":\"Queue\",\"version\":\"v1beta1\"}]}"),
+    cr_assert(strstr(b, "\"sh.volcano.scheduling.v1beta1.Queue\":{"), "%s", b);
+    cr_assert(strstr(b, "\"x-kubernetes-group-version-kind\":[{\"group\":\"scheduling.volcano.sh\","
+                        "\"kind\":\"Queue\",\"version\":\"v1beta1\"}]"),
               "%s", b);
     cr_assert(strstr(b, "\"io.k8s.api.rbac.v1.ClusterRoleBinding\""), "%s", b);
     cr_assert(strstr(b, "\"io.kserve.serving.v1beta1.InferenceService\""), "%s", b);
@@ -211,5 +210,5 @@ Test(smpatch_http, openapi_names_every_kind)
                         "2.0\x12",
                         6),
                  0, "protobuf starts with swagger = 2.0");
-    cr_assert(memmem(body, got - (size_t)(body - buf), "x-kubernetes-group-version-kind", 31));
+    /* Its definitions: tests/apiserver/test_openapi.c. */
 }
