@@ -437,7 +437,9 @@ static void check_order(corral__dec_t *d, const corral_val_t *v, const corral_re
             continue;
         const corral_val_t *at = corral_val_get(corral_val_get(v, lo_name), lo->items[i].name);
         const corral_val_t *hv = corral_val_get(corral_val_get(v, hi_name), lo->items[i].name);
-        corral__dec_err_field(d, at, lo_name,
+        char field[160];
+        snprintf(field, sizeof(field), "%s[%s]", lo_name, lo->items[i].name);
+        corral__dec_err_field(d, at, field,
                               "Invalid value: \"%s\": %s value %s is greater than %s value %s",
                               at ? at->s : "", lo_name, at ? at->s : "", hi_name, hv ? hv->s : "");
     }
