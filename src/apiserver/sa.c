@@ -111,8 +111,8 @@ static bool unb64url(const char *s, size_t n, corral_buf_t *out)
     if (n % 4 == 1)
         return false;
     for (size_t i = 0; i < n; i++) {
-        const char *c = memchr(b64u, s[i], 64);
-        if (!c || !s[i])
+        const char *c = s[i] ? strchr(b64u, s[i]) : NULL;
+        if (!c)
             return false;
         v = (v << 6) | (uint32_t)(c - b64u);
         bits += 6;
