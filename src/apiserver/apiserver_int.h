@@ -10,6 +10,10 @@
  *   write.c      create, update, patch (patch.c applies patch documents)
  *   delete.c     delete, deletecollection, graceful pod deletion
  *   subres.c     binding, eviction
+ *   scale.c      the scale subresource (Volcano Jobs, InferenceServices)
+ *   sa.c         ServiceAccount tokens, SelfSubjectReview, default
+ *                ServiceAccounts, the kubernetes Service (reviews of
+ *                rules and access, and impersonation, are in authz.c)
  *   logproxy.c   pods/log, proxied to the node agent's log server
  *   nodeauthz.c  the Node authorizer and NodeRestriction admission
  *   watch.c      watch streams

@@ -481,7 +481,7 @@ static void ns_sa_done(corral__req_t *r, corral_store_op_t *op)
     corral_store_event_t *ns_ev = r->hctx;
     r->hctx = NULL;
     r->cleanup = NULL;
-    (void)op; /* the namespace exists whatever became of its ServiceAccount */
+    corral_store_op_release(op); /* the namespace exists whatever became of its account */
     corral__reply_obj(r, 201, ns_ev->json, ns_ev->json_len);
     corral_store_event_unref(ns_ev);
 }
