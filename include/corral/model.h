@@ -47,6 +47,13 @@ typedef enum corral_kind {
     CORRAL_KIND_ROLEBINDING,
     CORRAL_KIND_CLUSTERROLEBINDING,
     CORRAL_KIND_SCHEDCONF, /* corral.dev/v1alpha1 SchedulerConfiguration */
+    /* core v1, stored and served (src/model/svc_kinds.c); quotas and limit
+     * ranges are not enforced */
+    CORRAL_KIND_SERVICEACCOUNT,
+    CORRAL_KIND_SERVICE,
+    CORRAL_KIND_ENDPOINTS,
+    CORRAL_KIND_RESOURCEQUOTA,
+    CORRAL_KIND_LIMITRANGE,
     CORRAL_KIND_COUNT
 } corral_kind_t;
 
@@ -586,6 +593,50 @@ typedef struct corral_role_binding {
     corral_role_ref_t role_ref;
 } corral_role_binding_t;
 
+/* --- ServiceAccount, Service, Endpoints, ResourceQuota, LimitRange (core v1) --------- */
+
+typedef struct corral_service_account {
+    corral_opt_i32_t automount; /* automountServiceAccountToken as 0/1 */
+} corral_service_account_t;
+
+typedef struct corral_service_port {
+    const char *name;
+    const char *protocol; /* TCP (default), UDP or SCTP */
+    int32_t port;
+    int32_t target_port;          /* IntOrString: the number, or 0 ... */
+    const char *target_port_name; /* ... and the name when a string */
+    int32_t node_port;
+} corral_service_port_t;
+
+typedef struct corral_service {
+    const char *type;             /* ClusterIP (default), NodePort, LoadBalancer, ExternalName */
+    const char *cluster_ip;       /* as written; Corral allocates none */
+    const char *session_affinity; /* None (default) or ClientIP */
+    const char *external_name;
+    corral_strmap_t selector;
+    corral_service_port_t *ports;
+    size_t nports;
+} corral_service_t;
+
+typedef struct corral_endpoints {
+    size_t nsubsets;
+} corral_endpoints_t;
+
+typedef struct corral_resource_quota {
+    corral_reslist_t hard;
+    corral_strlist_t scopes;
+} corral_resource_quota_t;
+
+typedef struct corral_limit_range_item {
+    const char *type; /* Pod, Container or PersistentVolumeClaim */
+    corral_reslist_t max, min, dflt, default_request, max_limit_request_ratio;
+} corral_limit_range_item_t;
+
+typedef struct corral_limit_range {
+    corral_limit_range_item_t *limits;
+    size_t nlimits;
+} corral_limit_range_t;
+
 /* --- objects ------------------------------------------------------------------ */
 
 struct corral_obj {
@@ -612,6 +663,11 @@ struct corral_obj {
         corral_role_t *role;            /* Role, ClusterRole */
         corral_role_binding_t *binding; /* RoleBinding, ClusterRoleBinding */
         corral_schedconf_t *schedconf;
+        corral_service_account_t *sa;
+        corral_service_t *svc;
+        corral_endpoints_t *ep;
+        corral_resource_quota_t *quota;
+        corral_limit_range_t *limits;
     } u;
 };
 

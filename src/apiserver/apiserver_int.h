@@ -11,6 +11,10 @@
  *   delete.c     delete, deletecollection, graceful pod deletion
  *   subres.c     binding, eviction
  *   proto.c      protobuf request bodies into value trees
+ *   scale.c      the scale subresource (Volcano Jobs, InferenceServices)
+ *   sa.c         ServiceAccount tokens, SelfSubjectReview, default
+ *                ServiceAccounts, the kubernetes Service (reviews of
+ *                rules and access, and impersonation, are in authz.c)
  *   logproxy.c   pods/log, proxied to the node agent's log server
  *   nodeauthz.c  the Node authorizer and NodeRestriction admission
  *   watch.c      watch streams
@@ -43,6 +47,7 @@
 #define CORRAL__VERSION_MAJOR "1"
 #define CORRAL__VERSION_MINOR "20"
 #define CORRAL__GIT_VERSION   "v1.20.0-corral.0.1.0"
+#define CORRAL__SA_KEY_LEN    32
 
 typedef struct corral__conn corral__conn_t;
 typedef struct corral__loop corral__loop_t;
@@ -91,6 +96,7 @@ typedef struct corral__res {
     const corral__view_t *view; /* NULL unless a view of key's objects */
     char list_kind[64];         /* "PodList" */
     bool has_status;            /* a /status subresource */
+    bool has_scale;             /* a /scale subresource (scale.c) */
     bool return_deleted;        /* DELETE answers with the object (pods), else a Status */
     bool status_on_create;      /* status kept on create (nodes); else reset */
 } corral__res_t;
@@ -110,8 +116,9 @@ struct corral_apiserver {
     corral__loop_t *loops;
     bool started, stopping;
     char listen_host[256];
-    int log_streams;                 /* proxied pods/log streams open (atomic) */
-    struct corral__openapi *openapi; /* the OpenAPI documents (openapi.c) */
+    int log_streams;                          /* proxied pods/log streams open (atomic) */
+    struct corral__openapi *openapi;          /* the OpenAPI documents (openapi.c) */
+    unsigned char sa_key[CORRAL__SA_KEY_LEN]; /* ServiceAccount token signing key (sa.c) */
 };
 
 struct corral__loop {
@@ -146,8 +153,15 @@ struct corral__req {
     /* Filled by the router. */
     const char *group, *version, *ns, *name, *sub;
     const corral__res_t *res;
-    /* The authenticated user (NULL when authentication is off). */
+    /* The authenticated user (NULL when authentication is off), after
+     * impersonation. */
     const corral_user_t *user;
+    /* Who the reviews (SelfSubjectReview, -RulesReview) report: user, or
+     * with authentication off the user of a ServiceAccount token or of the
+     * impersonation headers (NULL: anonymous); extra is the impersonated
+     * user's extra map (a MAP of SEQs) or NULL. */
+    const corral_user_t *ident;
+    corral_val_t *ident_extra;
     /* Asynchronous writes: cont runs on the loop thread as each op completes
      * (pending already decremented). attempts counts compare-and-swap retries. */
     void (*cont)(corral__req_t *r, corral_store_op_t *op);
@@ -373,6 +387,34 @@ void corral__h_eviction(corral__req_t *r);
 void corral__h_log(corral__req_t *r);
 void corral__h_watch(corral__req_t *r);
 
+/* scale.c: the scale subresource of Volcano Jobs and InferenceServices. */
+void corral__h_scale_get(corral__req_t *r);
+void corral__h_scale_update(corral__req_t *r);
+void corral__h_scale_patch(corral__req_t *r);
+/* Reply with the Scale of a stored object of r's resource. */
+void corral__reply_scale(corral__req_t *r, int code, const char *json, size_t len);
+
+/* sa.c: ServiceAccount tokens, SelfSubjectReview, SelfSubjectRulesReview,
+ * default ServiceAccounts and the `kubernetes` Service. */
+void corral__h_sa_token(corral__req_t *r);
+/* The signing key in the data dir (created 0600 when absent). */
+int corral__sa_key_init(corral_apiserver_t *s, char *err, size_t errlen);
+/* Does a bearer token look like a JWT? */
+bool corral__sa_token_like(const char *tok, size_t len);
+/* The ServiceAccount user of a valid token this server signed, else NULL. */
+const corral_user_t *corral__sa_authenticate(corral__req_t *r, const char *tok, size_t len);
+/* system:serviceaccount:NS:NAME in extra groups plus its own three (in a). */
+const corral_user_t *corral__sa_user(corral_arena_t *a, const char *ns, const char *name,
+                                     const char *uid, const char **extra, size_t nextra);
+/* The default ServiceAccount of namespaces, the kubernetes Service and
+ * Endpoints (after the socket is bound). */
+int corral__bootstrap_services(corral_apiserver_t *s, char *err, size_t errlen);
+/* After a namespace create: create its default ServiceAccount, then reply
+ * 201 with ns_ev (taken over). */
+void corral__create_default_sa(corral__req_t *r, const char *ns, corral_store_event_t *ns_ev);
+void corral__h_ssr(corral__req_t *r);
+void corral__h_ssrr(corral__req_t *r);
+
 /* write.c: finish an update given the current object and the desired one
  * (used by update, patch, binding and delete's graceful path). */
 typedef struct corral__cur {
@@ -380,9 +422,10 @@ typedef struct corral__cur {
     corral_val_t *tree;
 } corral__cur_t;
 #define CORRAL__UPD_BINDING 1u /* keep generation; answer with a Status Success */
+#define CORRAL__UPD_SCALE   2u /* answer with the object's Scale (scale.c) */
 void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_t *next,
                          const char *user_rv, int success_code, unsigned flags);
-#define CORRAL__UPD_MANAGED 2u /* managedFields already computed (apply) */
+#define CORRAL__UPD_MANAGED 4u /* managedFields already computed (apply) */
 /* Parse r's write options into r->wo; what names the options in messages
  * ("CreateOptions", "PatchOptions"). Replies 422 and returns false on a
  * bad value. */
@@ -484,5 +527,12 @@ int corral__bootstrap(corral_apiserver_t *s, char *err, size_t errlen);
 /* write.c: create one object from JSON text unless it exists (bootstrap). */
 int corral__create_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const char *json,
                         char *err, size_t errlen);
+/* Create or replace one object from JSON text (bootstrap: the kubernetes
+ * Endpoints follow the bound address). */
+int corral__put_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const char *json, char *err,
+                     size_t errlen);
+/* A create op (in a) for the object json of res, with server-set metadata
+ * and defaults; NULL when it does not decode. */
+corral_store_op_t *corral__create_op(corral_arena_t *a, const corral__res_t *res, const char *json);
 
 #endif

@@ -349,22 +349,199 @@ static const char *bearer(corral__req_t *r, size_t *len)
     return h;
 }
 
-bool corral__authorize(corral__req_t *r)
+/* --- impersonation ---------------------------------------------------------------------------- */
+
+typedef struct imp {
+    const char *user, *uid;
+    const char **groups;
+    size_t ngroups;
+    corral_val_t *extra; /* key -> [values] */
+    bool any;
+} imp_t;
+
+static bool header_is(const corral_http_header_t *h, const char *name)
+{
+    return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
+}
+
+/* The Impersonate-* headers of r. Extra keys are lower-cased and
+ * percent-decoded as kube does. */
+static void imp_headers(corral__req_t *r, imp_t *im)
+{
+    static const char extra[] = "impersonate-extra-";
+    memset(im, 0, sizeof(*im));
+    const corral_http_request_t *h = r->http;
+    im->groups = corral_arena_alloc(r->a, (h->nheaders + 1) * sizeof(*im->groups));
+    for (size_t i = 0; i < h->nheaders; i++) {
+        const corral_http_header_t *x = &h->headers[i];
+        const char *v = corral_arena_strndup(r->a, x->value, x->value_len);
+        if (header_is(x, "impersonate-user")) {
+            im->user = v;
+        } else if (header_is(x, "impersonate-uid")) {
+            im->uid = v;
+        } else if (header_is(x, "impersonate-group")) {
+            im->groups[im->ngroups++] = v;
+        } else if (x->name_len > sizeof(extra) - 1 &&
+                   strncasecmp(x->name, extra, sizeof(extra) - 1) == 0) {
+            char *key = corral_arena_strndup(r->a, x->name + sizeof(extra) - 1,
+                                             x->name_len - (sizeof(extra) - 1));
+            char *o = key;
+            for (const char *p = key; *p; p++) {
+                unsigned hi, lo;
+                if (*p == '%' && sscanf(p + 1, "%1x%1x", &hi, &lo) == 2) {
+                    *o++ = (char)(hi << 4 | lo);
+                    p += 2;
+                } else {
+                    *o++ = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+                }
+            }
+            *o = '\0';
+            if (!im->extra)
+                im->extra = corral_val_new(r->a, CORRAL_VAL_MAP);
+            corral_val_t *vals = corral_val_get(im->extra, key);
+            if (!vals) {
+                vals = corral_val_new(r->a, CORRAL_VAL_SEQ);
+                corral_val_set(r->a, im->extra, key, vals);
+            }
+            corral_val_push(r->a, vals, corral_val_new_str(r->a, v));
+        } else {
+            continue;
+        }
+        im->any = true;
+    }
+}
+
+/* May user do attrs a (verb impersonate)? */
+static bool may(corral__req_t *r, const corral_user_t *u, const corral_authz_attrs_t *a)
+{
+    if (is_master(u))
+        return true;
+    rules_t rules;
+    collect_rules(r, u, a->namespace, &rules);
+    return rules_allow(&rules, a);
+}
+
+/* Check one impersonation; 403 and false when the requester may not. */
+static bool imp_check(corral__req_t *r, const char *group, const char *resource, const char *sub,
+                      const char *ns, const char *name)
 {
     if (!r->srv->tokens)
         return true;
+    corral_authz_attrs_t a;
+    memset(&a, 0, sizeof(a));
+    a.user = r->user;
+    a.verb = "impersonate";
+    a.resource_request = true;
+    a.api_group = group;
+    a.api_version = "";
+    a.resource = resource;
+    a.subresource = sub;
+    a.namespace = ns;
+    a.name = name;
+    a.path = r->path;
+    if (may(r, r->user, &a))
+        return true;
+    char msg[1024];
+    corral_rbac_forbidden_message(&a, msg, sizeof(msg));
+    forbidden(r, &a, msg);
+    return false;
+}
+
+/* The impersonated user: every part authorized, then the user assembled as
+ * kube's WithImpersonation does. False after a reply. */
+static bool impersonate(corral__req_t *r, const imp_t *im)
+{
+    if (!im->user) {
+        corral__status(r, 500, "InternalError", NULL, NULL,
+                       "Internal error occurred: requested impersonation of groups, uid or extra "
+                       "without impersonating a user");
+        return false;
+    }
+    static const char sa_prefix[] = "system:serviceaccount:";
+    const char *sa_ns = NULL, *sa_name = NULL;
+    if (strncmp(im->user, sa_prefix, sizeof(sa_prefix) - 1) == 0) {
+        const char *rest = im->user + sizeof(sa_prefix) - 1;
+        const char *colon = strchr(rest, ':');
+        if (colon && colon > rest && colon[1] && !strchr(colon + 1, ':')) {
+            sa_ns = corral_arena_strndup(r->a, rest, (size_t)(colon - rest));
+            sa_name = colon + 1;
+        }
+    }
+    if (!(sa_ns ? imp_check(r, "", "serviceaccounts", "", sa_ns, sa_name)
+                : imp_check(r, "", "users", "", "", im->user)))
+        return false;
+    for (size_t i = 0; i < im->ngroups; i++) {
+        if (!imp_check(r, "", "groups", "", "", im->groups[i]))
+            return false;
+    }
+    if (im->uid && !imp_check(r, "authentication.k8s.io", "uids", "", "", im->uid))
+        return false;
+    for (size_t i = 0; im->extra && i < im->extra->n; i++) {
+        const corral_val_t *vals = im->extra->pairs[i].val;
+        for (size_t j = 0; j < vals->n; j++) {
+            if (!imp_check(r, "authentication.k8s.io", "userextras", im->extra->pairs[i].key->s, "",
+                           vals->items[j]->s))
+                return false;
+        }
+    }
+    corral_user_t *u = corral_arena_alloc(r->a, sizeof(*u));
+    if (sa_ns && !im->ngroups) {
+        *u = *corral__sa_user(r->a, sa_ns, sa_name, im->uid, NULL, 0);
+        u->ngroups--; /* without system:authenticated: added below */
+    } else {
+        u->name = im->user;
+        u->uid = im->uid ? im->uid : "";
+        u->groups = corral_arena_alloc(r->a, (im->ngroups + 1) * sizeof(*u->groups));
+        memcpy(u->groups, im->groups, im->ngroups * sizeof(*u->groups));
+        u->ngroups = im->ngroups;
+    }
+    bool anon = strcmp(u->name, CORRAL_USER_ANONYMOUS) == 0;
+    const char *all = anon ? CORRAL_GROUP_UNAUTHENTICATED : CORRAL_GROUP_AUTHENTICATED;
+    if (!corral_user_in_group(u, all))
+        u->groups[u->ngroups++] = all;
+    if (im->uid)
+        u->uid = im->uid;
+    r->ident = u;
+    r->ident_extra = im->extra;
+    if (r->srv->tokens)
+        r->user = u;
+    return true;
+}
+
+/* Authentication: the token file's user, a ServiceAccount token's, or
+ * anonymous (*out). False after a 401 (r is finished then). */
+static bool authenticate(corral__req_t *r, const corral_user_t **out)
+{
     size_t tl = 0;
     const char *tok = bearer(r, &tl);
-    if (tok) {
-        r->user = corral_tokens_find(r->srv->tokens, tok, tl);
-        if (!r->user) {
-            unauthorized(r);
-            return false;
-        }
-    } else {
-        r->user = &anonymous;
+    *out = &anonymous;
+    if (!tok)
+        return true;
+    const corral_user_t *u = r->srv->tokens ? corral_tokens_find(r->srv->tokens, tok, tl) : NULL;
+    if (!u && corral__sa_token_like(tok, tl))
+        u = corral__sa_authenticate(r, tok, tl);
+    if (!u && r->srv->tokens) {
+        unauthorized(r);
+        return false;
     }
-    if (is_master(r->user))
+    if (u)
+        *out = u;
+    return true;
+}
+
+bool corral__authorize(corral__req_t *r)
+{
+    const corral_user_t *who;
+    if (!authenticate(r, &who))
+        return false;
+    r->ident = who == &anonymous ? NULL : who;
+    if (r->srv->tokens)
+        r->user = who;
+    imp_t im;
+    imp_headers(r, &im);
+    if (im.any && !impersonate(r, &im))
+        return false;
+    if (!r->srv->tokens || is_master(r->user))
         return true;
     corral_authz_attrs_t a;
     corral__request_attrs(r, &a);
@@ -615,5 +792,85 @@ void corral__h_ssar(corral__req_t *r)
                         "\"spec\":");
     corral_val_to_json(spec, &b, false);
     corral_buf_printf(&b, ",\"status\":{\"allowed\":%s}}", allowed ? "true" : "false");
+    corral__reply_buf(r, 201, &b);
+}
+
+/* --- SelfSubjectRulesReview (kubectl auth can-i --list) --------------------------------------- */
+
+static void strlist_json(corral_buf_t *b, const char *key, const corral_strlist_t *l, bool always)
+{
+    if (!l->n && !always)
+        return;
+    corral_buf_printf(b, ",\"%s\":[", key);
+    for (size_t i = 0; i < l->n; i++) {
+        if (i)
+            corral_buf_putc(b, ',');
+        corral_json_quote(b, l->items[i], strlen(l->items[i]));
+    }
+    corral_buf_putc(b, ']');
+}
+
+static void rules_json(corral_buf_t *b, const rules_t *rules, bool resource)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < rules->n; i++) {
+        const corral_policy_rule_t *p = &rules->items[i];
+        if (resource ? !p->resources.n : !p->non_resource_urls.n)
+            continue;
+        corral_buf_puts(b, k++ ? ",{\"verbs\":[" : "{\"verbs\":[");
+        for (size_t j = 0; j < p->verbs.n; j++) {
+            if (j)
+                corral_buf_putc(b, ',');
+            corral_json_quote(b, p->verbs.items[j], strlen(p->verbs.items[j]));
+        }
+        corral_buf_putc(b, ']');
+        if (resource) {
+            strlist_json(b, "apiGroups", &p->api_groups, true);
+            strlist_json(b, "resources", &p->resources, true);
+            strlist_json(b, "resourceNames", &p->resource_names, false);
+        } else {
+            strlist_json(b, "nonResourceURLs", &p->non_resource_urls, true);
+        }
+        corral_buf_putc(b, '}');
+    }
+}
+
+void corral__h_ssrr(corral__req_t *r)
+{
+    corral_val_t *body = r->body_len ? corral__body_tree(r) : corral_val_new(r->a, CORRAL_VAL_MAP);
+    if (!body)
+        return;
+    const char *ns = corral_val_get_str(corral_val_get(body, "spec"), "namespace");
+    rules_t rules;
+    memset(&rules, 0, sizeof(rules));
+    static const char *star[] = {"*"};
+    if (!r->srv->tokens || is_master(r->user)) {
+        corral_strlist_t s1 = {(const char **)star, 1};
+        corral_strlist_t none = {NULL, 0};
+        corral_policy_rule_t res = {s1, s1, s1, none, none}, nonres = {s1, none, none, none, s1};
+        corral_policy_rule_t *two = corral_arena_alloc(r->a, 2 * sizeof(*two));
+        two[0] = res;
+        two[1] = nonres;
+        rules.items = two;
+        rules.n = 2;
+    } else {
+        collect_rules(r, r->user, ns ? ns : "", &rules);
+    }
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_buf_puts(&b, "{\"kind\":\"SelfSubjectRulesReview\",\"apiVersion\":"
+                        "\"authorization.k8s.io/v1\",\"metadata\":{\"creationTimestamp\":null},"
+                        "\"spec\":{\"namespace\":");
+    corral_json_quote(&b, ns ? ns : "", ns ? strlen(ns) : 0);
+    corral_buf_puts(&b, "},\"status\":{\"resourceRules\":[");
+    rules_json(&b, &rules, true);
+    corral_buf_puts(&b, "],\"nonResourceRules\":[");
+    rules_json(&b, &rules, false);
+    corral_buf_puts(&b, "],\"incomplete\":false");
+    if (rules.reason[0]) {
+        corral_buf_puts(&b, ",\"evaluationError\":");
+        corral_json_quote(&b, rules.reason, strlen(rules.reason));
+    }
+    corral_buf_puts(&b, "}}");
     corral__reply_buf(r, 201, &b);
 }

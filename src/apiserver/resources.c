@@ -40,6 +40,8 @@ static bool kind_has_status(corral_kind_t k)
     case CORRAL_KIND_VCJOB:
     case CORRAL_KIND_HYPERNODE:
     case CORRAL_KIND_ISVC:
+    case CORRAL_KIND_SERVICE:
+    case CORRAL_KIND_RESOURCEQUOTA:
         return true;
     default:
         return false; /* e.g. Volcano's PodGroup CRD has no status subresource */
@@ -59,6 +61,7 @@ static void res_init(void)
         memcpy(r->name, r->key, sizeof(r->name));
         snprintf(r->list_kind, sizeof(r->list_kind), "%sList", r->info->name);
         r->has_status = kind_has_status((corral_kind_t)k);
+        r->has_scale = k == CORRAL_KIND_VCJOB || k == CORRAL_KIND_ISVC;
         r->return_deleted = k == CORRAL_KIND_POD;
         /* Nodes register with their status (kubelet sends capacity on create). */
         r->status_on_create = k == CORRAL_KIND_NODE || !r->has_status;
@@ -170,26 +173,48 @@ void corral__h_api(corral__req_t *r)
     corral__reply_buf(r, 200, &b);
 }
 
-static void group_version_json(corral_buf_t *b, const corral_kind_info_t *i)
+static void group_version_json(corral_buf_t *b, const char *group, const char *version)
 {
     corral_buf_puts(b, "{\"groupVersion\":");
-    quoted(b, i->api_version);
+    corral_buf_printf(b, "\"%s/%s\"", group, version);
     corral_buf_puts(b, ",\"version\":");
-    quoted(b, i->version);
+    quoted(b, version);
     corral_buf_putc(b, '}');
 }
 
 /* One APIGroup object (each of Corral's groups serves one version). */
-static void group_json(corral_buf_t *b, const corral_kind_info_t *i, bool with_kind)
+static void group_json(corral_buf_t *b, const char *group, const char *version, bool with_kind)
 {
     corral_buf_puts(b, with_kind ? "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":"
                                  : "{\"name\":");
-    quoted(b, i->group);
+    quoted(b, group);
     corral_buf_puts(b, ",\"versions\":[");
-    group_version_json(b, i);
+    group_version_json(b, group, version);
     corral_buf_puts(b, "],\"preferredVersion\":");
-    group_version_json(b, i);
+    group_version_json(b, group, version);
     corral_buf_putc(b, '}');
+}
+
+/* Resources that are requests, not stored objects (create only): the
+ * reviews. They are served in discovery like the others. */
+typedef struct review_res {
+    const char *group, *version, *name, *kind;
+} review_res_t;
+
+static const review_res_t reviews[] = {
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview"},
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+};
+
+static bool review_group(const char *group, const char *version)
+{
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(reviews); i++) {
+        if (strcmp(reviews[i].group, group) == 0 &&
+            (!version || strcmp(reviews[i].version, version) == 0))
+            return true;
+    }
+    return false;
 }
 
 void corral__h_apis(corral__req_t *r)
@@ -209,7 +234,13 @@ void corral__h_apis(corral__req_t *r)
             continue;
         if (k++)
             corral_buf_putc(&b, ',');
-        group_json(&b, info, false);
+        group_json(&b, info->group, info->version, false);
+    }
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(reviews); i++) {
+        if (i && strcmp(reviews[i].group, reviews[i - 1].group) == 0)
+            continue;
+        corral_buf_putc(&b, ',');
+        group_json(&b, reviews[i].group, reviews[i].version, false);
     }
     corral_buf_puts(&b, "]}");
     corral__reply_buf(r, 200, &b);
@@ -223,7 +254,16 @@ void corral__h_apis_group(corral__req_t *r)
         if (all[i].info->group[0] && strcmp(all[i].info->group, r->group) == 0) {
             corral_buf_t b;
             corral_buf_init(&b);
-            group_json(&b, all[i].info, true);
+            group_json(&b, all[i].info->group, all[i].info->version, true);
+            corral__reply_buf(r, 200, &b);
+            return;
+        }
+    }
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(reviews); i++) {
+        if (strcmp(reviews[i].group, r->group) == 0) {
+            corral_buf_t b;
+            corral_buf_init(&b);
+            group_json(&b, reviews[i].group, reviews[i].version, true);
             corral__reply_buf(r, 200, &b);
             return;
         }
@@ -297,6 +337,19 @@ static void subresources_json(corral_buf_t *b, const corral__res_t *res)
                       "[\"get\",\"patch\",\"update\"]");
         corral_buf_putc(b, '}');
     }
+    if (res->has_scale) {
+        snprintf(name, sizeof(name), "%s/scale", i->plural);
+        corral_buf_putc(b, ',');
+        resource_json(b, name, "", i->namespaced, "autoscaling", "v1", "Scale",
+                      "[\"get\",\"patch\",\"update\"]");
+        corral_buf_putc(b, '}');
+    }
+    if (i->kind == CORRAL_KIND_SERVICEACCOUNT) {
+        corral_buf_putc(b, ',');
+        resource_json(b, "serviceaccounts/token", "", true, "authentication.k8s.io", "v1",
+                      "TokenRequest", "[\"create\"]");
+        corral_buf_putc(b, '}');
+    }
 }
 
 static void resource_list(corral__req_t *r, const char *group, const char *version)
@@ -327,6 +380,14 @@ static void resource_list(corral__req_t *r, const char *group, const char *versi
         main_resource_json(&b, &all[i]);
         subresources_json(&b, &all[i]);
     }
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(reviews); i++) {
+        if (strcmp(reviews[i].group, group) != 0 || strcmp(reviews[i].version, version) != 0)
+            continue;
+        if (k++)
+            corral_buf_putc(&b, ',');
+        resource_json(&b, reviews[i].name, "", false, NULL, NULL, reviews[i].kind, "[\"create\"]");
+        corral_buf_putc(&b, '}');
+    }
     corral_buf_puts(&b, "]}");
     corral__reply_buf(r, 200, &b);
 }
@@ -343,7 +404,8 @@ void corral__h_api_version(corral__req_t *r)
 
 void corral__h_apis_version(corral__req_t *r)
 {
-    if (!r->group[0] || !group_version_served(r->group, r->version)) {
+    if (!r->group[0] ||
+        (!group_version_served(r->group, r->version) && !review_group(r->group, r->version))) {
         corral__status(r, 404, "NotFound", NULL, NULL,
                        "the server could not find the requested resource");
         return;
@@ -360,8 +422,10 @@ void corral__print_resources(FILE *fp)
     for (size_t i = 0; i < n; i++) {
         const corral_kind_info_t *k = all[i].info;
         const char *subs = k->kind == CORRAL_KIND_POD ? "status, binding, eviction, log"
-                           : all[i].has_status        ? "status"
-                                                      : "";
+                           : k->kind == CORRAL_KIND_SERVICEACCOUNT ? "token"
+                           : all[i].has_status && all[i].has_scale ? "status, scale"
+                           : all[i].has_status                     ? "status"
+                                                                   : "";
         fprintf(fp, "| %s | %s | %s | %s | %s | %s |\n", k->api_version, k->plural, k->name,
                 k->namespaced ? "Namespaced" : "Cluster", k->short_names, subs);
     }

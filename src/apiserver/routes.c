@@ -15,13 +15,14 @@
 #include "apiserver/apiserver_int.h"
 
 enum { SC_NONE = 0, SC_NS, SC_CLUSTER, SC_ANY };
+enum { SUB_NONE = 0, SUB_STATUS = 1, SUB_SCALE = 2 };
 
 typedef struct route {
     const char *method;
     const char *pattern;
-    int scope;   /* for {resource}: which scope the resource must have */
-    bool status; /* the resource must have a /status subresource */
-    int kind;    /* fixed resource (pods/...): its kind, else -1 */
+    int scope;  /* for {resource}: which scope the resource must have */
+    int status; /* SUB_STATUS, SUB_SCALE: the resource must have that subresource */
+    int kind;   /* fixed resource (pods/...): its kind, else -1 */
     void (*fn)(corral__req_t *r);
     const char *doc;
 } route_t;
@@ -93,6 +94,15 @@ static const route_t routes[] = {
     {"PUT", NS_OBJ "/status", SC_NS, true, -1, corral__h_update,
      "replace status only (spec and metadata changes are ignored)"},
     {"PATCH", NS_OBJ "/status", SC_NS, true, -1, corral__h_patch, "patch status only"},
+    {"GET", NS_OBJ "/scale", SC_NS, SUB_SCALE, -1, corral__h_scale_get,
+     "autoscaling/v1 Scale of a Volcano Job or an InferenceService (scale.c)"},
+    {"PUT", NS_OBJ "/scale", SC_NS, SUB_SCALE, -1, corral__h_scale_update,
+     "set spec.replicas from a Scale; answers the new Scale"},
+    {"PATCH", NS_OBJ "/scale", SC_NS, SUB_SCALE, -1, corral__h_scale_patch,
+     "patch the Scale (merge, JSON or strategic); answers the new Scale"},
+    {"POST", "/api/{version}/namespaces/{namespace}/serviceaccounts/{name}/token", SC_NONE, false,
+     CORRAL_KIND_SERVICEACCOUNT, corral__h_sa_token,
+     "TokenRequest (`kubectl create token`): a signed token for the ServiceAccount (201)"},
     {"POST", POD "/binding", SC_NONE, false, CORRAL_KIND_POD, corral__h_binding,
      "bind to a node: spec.nodeName, the Binding's annotations, PodScheduled=True (201)"},
     {"POST", POD "/eviction", SC_NONE, false, CORRAL_KIND_POD, corral__h_eviction,
@@ -100,6 +110,11 @@ static const route_t routes[] = {
     {"POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", SC_NONE, false, -1,
      corral__h_ssar,
      "SelfSubjectAccessReview (`kubectl auth can-i`): may the requesting user do this? (201)"},
+    {"POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", SC_NONE, false, -1,
+     corral__h_ssrr,
+     "SelfSubjectRulesReview (`kubectl auth can-i --list`): the user's rules in a namespace (201)"},
+    {"POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", SC_NONE, false, -1, corral__h_ssr,
+     "SelfSubjectReview (`kubectl auth whoami`): the requesting user (201)"},
     {"GET", POD "/log", SC_NONE, false, CORRAL_KIND_POD, corral__h_log,
      "container log (proxied to the node agent's log server)"},
 };
@@ -189,7 +204,9 @@ static bool resolve(const route_t *rt, const caps_t *c, corral__req_t *r)
             return false;
         if (rt->scope == SC_CLUSTER && res->info->namespaced)
             return false;
-        if (rt->status && !res->has_status)
+        if (rt->status == SUB_STATUS && !res->has_status)
+            return false;
+        if (rt->status == SUB_SCALE && !res->has_scale)
             return false;
     }
     r->res = res;
@@ -197,7 +214,7 @@ static bool resolve(const route_t *rt, const caps_t *c, corral__req_t *r)
     r->version = c->version ? c->version : "";
     r->ns = c->ns;
     r->name = c->name;
-    r->sub = rt->status ? "status" : NULL;
+    r->sub = rt->status == SUB_STATUS ? "status" : rt->status == SUB_SCALE ? "scale" : NULL;
     return true;
 }
 

@@ -804,6 +804,8 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
     }
     rc = corral_store_open(opts->data_dir, &opts->store, &s->store, err, errlen);
     if (rc == 0)
+        rc = corral__sa_key_init(s, err, errlen);
+    if (rc == 0)
         rc = corral__bootstrap(s, err, errlen);
     if (rc == 0) {
         s->loops = corral_calloc((size_t)s->opts.threads, sizeof(*s->loops));
@@ -812,6 +814,8 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
             s->nloops = i + 1;
         }
     }
+    if (rc == 0)
+        rc = corral__bootstrap_services(s, err, errlen);
     if (rc) {
         corral_apiserver_free(s);
         return rc;
@@ -943,7 +947,9 @@ static const char *const bootstrap_objects[] = {
     ("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
      "{\"name\":\"system:basic-user\",\"labels\":{\"kubernetes.io/bootstrapping\":"
      "\"rbac-defaults\"}},\"rules\":[{\"apiGroups\":[\"authorization.k8s.io\"],\"resources\":"
-     "[\"selfsubjectaccessreviews\",\"selfsubjectrulesreviews\"],\"verbs\":[\"create\"]}]}"),
+     "[\"selfsubjectaccessreviews\",\"selfsubjectrulesreviews\"],\"verbs\":[\"create\"]},"
+     "{\"apiGroups\":[\"authentication.k8s.io\"],\"resources\":[\"selfsubjectreviews\"],"
+     "\"verbs\":[\"create\"]}]}"),
     ("{\"apiVersion\":\"rbac.authorization.k8s.io/"
      "v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":"
      "{\"name\":\"system:basic-user\",\"labels\":{\"kubernetes.io/bootstrapping\":"
@@ -960,8 +966,13 @@ int corral__bootstrap(corral_apiserver_t *s, char *err, size_t errlen)
         return CORRAL_EIO;
     }
     int rc = 0;
+    /* The bootstrap ClusterRoles are reconciled (a data dir from an older
+     * release gets the rules added since), as kube-apiserver does; the
+     * rest is only created when absent. */
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(bootstrap_objects) && rc == 0; i++)
-        rc = corral__create_sync(s, rd, bootstrap_objects[i], err, errlen);
+        rc = strstr(bootstrap_objects[i], "\"kind\":\"ClusterRole\",")
+                 ? corral__put_sync(s, rd, bootstrap_objects[i], err, errlen)
+                 : corral__create_sync(s, rd, bootstrap_objects[i], err, errlen);
     corral_store_reader_close(rd);
     return rc;
 }

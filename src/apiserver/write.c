@@ -276,6 +276,9 @@ static void create_done(corral__req_t *r, corral_store_op_t *op)
                        "%s \"%s\" already exists", r->res->name, op->name);
     } else if (op->rc) {
         corral__internal(r, op->rc);
+    } else if (r->res->info->kind == CORRAL_KIND_NAMESPACE) {
+        corral__create_default_sa(r, op->name, ev); /* replies; takes ev */
+        return;
     } else {
         corral__reply_obj(r, 201, ev->json, ev->json_len);
     }
@@ -394,48 +397,100 @@ void corral__h_create(corral__req_t *r)
     corral__create_with(r, obj, 0);
 }
 
+corral_store_op_t *corral__create_op(corral_arena_t *a, const corral__res_t *res, const char *json)
+{
+    corral_val_t *obj = corral__json_tree(a, json, strlen(json));
+    if (!obj)
+        return NULL;
+    prepare_new(a, res, obj);
+    corral_obj_default(a, res->info, obj);
+    corral_diag_t d;
+    corral_diag_init(&d);
+    corral_obj_t *o = NULL;
+    int rc = corral_obj_decode(a, obj, NULL, &d, &o);
+    corral_diag_fini(&d);
+    if (rc != 0)
+        return NULL;
+    corral_buf_t attrs;
+    corral_buf_init(&attrs);
+    corral__attrs(o, &attrs);
+    corral_store_op_t *op = corral_arena_alloc(a, sizeof(*op));
+    op->kind = CORRAL_STORE_CREATE;
+    op->resource = res->key;
+    op->ns = o->meta.namespace ? o->meta.namespace : "";
+    op->name = o->meta.name;
+    op->obj = obj;
+    op->arena = a;
+    op->attrs = corral_arena_strndup(a, attrs.p ? attrs.p : "", attrs.len);
+    op->attrs_len = attrs.len;
+    corral_buf_fini(&attrs);
+    return op;
+}
+
+static const corral__res_t *res_of_json(corral_arena_t *a, const char *json)
+{
+    corral_val_t *obj = corral__json_tree(a, json, strlen(json));
+    const corral_kind_info_t *k = obj ? corral_kind_find(corral_val_get_str(obj, "apiVersion"),
+                                                         corral_val_get_str(obj, "kind"))
+                                      : NULL;
+    return k ? corral__res_of_kind(k->kind) : NULL;
+}
+
 int corral__create_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const char *json,
                         char *err, size_t errlen)
 {
     (void)rd;
     corral_arena_t a;
     corral_arena_init(&a);
-    int rc = CORRAL_EINVAL;
-    corral_val_t *obj = corral__json_tree(&a, json, strlen(json));
-    const corral_kind_info_t *k = obj ? corral_kind_find(corral_val_get_str(obj, "apiVersion"),
-                                                         corral_val_get_str(obj, "kind"))
-                                      : NULL;
-    if (k) {
-        const corral__res_t *res = corral__res_of_kind(k->kind);
-        prepare_new(&a, res, obj);
-        corral_obj_default(&a, k, obj);
-        corral_diag_t d;
-        corral_diag_init(&d);
-        corral_obj_t *o = NULL;
-        if (corral_obj_decode(&a, obj, NULL, &d, &o) == 0) {
-            corral_buf_t attrs;
-            corral_buf_init(&attrs);
-            corral__attrs(o, &attrs);
-            corral_store_op_t op;
-            memset(&op, 0, sizeof(op));
-            op.kind = CORRAL_STORE_CREATE;
-            op.resource = res->key;
-            op.ns = o->meta.namespace ? o->meta.namespace : "";
-            op.name = o->meta.name;
-            op.obj = obj;
-            op.arena = &a;
-            op.attrs = attrs.p ? attrs.p : "";
-            op.attrs_len = attrs.len;
-            rc = corral_store_write_sync(s->store, &op);
-            corral_store_op_release(&op);
-            corral_buf_fini(&attrs);
-            if (rc == CORRAL_EEXIST)
-                rc = 0;
-        }
-        corral_diag_fini(&d);
-    }
+    const corral__res_t *res = res_of_json(&a, json);
+    corral_store_op_t *op = res ? corral__create_op(&a, res, json) : NULL;
+    int rc = op ? corral_store_write_sync(s->store, op) : CORRAL_EINVAL;
+    if (op)
+        corral_store_op_release(op);
+    if (rc == CORRAL_EEXIST)
+        rc = 0;
     if (rc)
         snprintf(err, errlen, "cannot create a built-in object: %s", corral_strerror(rc));
+    corral_arena_fini(&a);
+    return rc;
+}
+
+int corral__put_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const char *json, char *err,
+                     size_t errlen)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const corral__res_t *res = res_of_json(&a, json);
+    corral_store_op_t *op = res ? corral__create_op(&a, res, json) : NULL;
+    corral_store_row_t row;
+    int rc = op ? corral_store_get(rd, op->resource, op->ns, op->name, &a, &row) : CORRAL_EINVAL;
+    if (rc == 0) {
+        /* Replace what differs outside metadata; keep the stored metadata. */
+        corral_val_t *cur = corral__json_tree(&a, row.json, row.json_len);
+        corral_val_t *next = cur ? corral_val_copy(&a, op->obj) : NULL;
+        if (next) {
+            corral_val_set(&a, next, "metadata", corral_val_get(cur, "metadata"));
+            corral_val_set(
+                &a, corral__meta(&a, next), "resourceVersion",
+                corral_val_new_str(&a, corral_arena_printf(&a, "%lld", (long long)row.rev)));
+        }
+        if (next && !corral_val_equal(next, cur)) {
+            op->kind = CORRAL_STORE_UPDATE;
+            op->obj = next;
+            op->expect_rev = row.rev;
+            op->prev_json = row.json;
+            op->prev_len = row.json_len;
+            op->prev_attrs = row.attrs;
+            op->prev_attrs_len = row.attrs_len;
+            rc = corral_store_write_sync(s->store, op);
+            corral_store_op_release(op);
+        }
+    } else if (rc == CORRAL_ENOENT) {
+        rc = corral_store_write_sync(s->store, op);
+        corral_store_op_release(op);
+    }
+    if (rc)
+        snprintf(err, errlen, "cannot write a built-in object: %s", corral_strerror(rc));
     corral_arena_fini(&a);
     return rc;
 }
@@ -488,6 +543,8 @@ static void update_done(corral__req_t *r, corral_store_op_t *op)
         corral__internal(r, rc);
     else if (u->flags & CORRAL__UPD_BINDING)
         reply_success(r, u->code);
+    else if (u->flags & CORRAL__UPD_SCALE)
+        corral__reply_scale(r, u->code, ev->json, ev->json_len);
     else
         corral__reply_obj(r, u->code, ev->json, ev->json_len);
     corral_store_event_unref(ev);
@@ -641,7 +698,18 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
     bool remove = deletion_complete(next);
     if (!remove && corral_val_equal(next, cur->tree)) {
         /* Nothing changed: no write, no new resourceVersion (as upstream). */
-        corral__reply_obj(r, success_code, cur->row.json, cur->row.json_len);
+        if (flags & CORRAL__UPD_SCALE)
+            corral__reply_scale(r, success_code, cur->row.json, cur->row.json_len);
+        else
+            corral__reply_obj(r, success_code, cur->row.json, cur->row.json_len);
+        return;
+    }
+    if (r->wo && r->wo->dry_run && (flags & CORRAL__UPD_SCALE)) {
+        corral_buf_t b;
+        corral_buf_init(&b);
+        corral_val_to_json(next, &b, false);
+        corral__reply_scale(r, success_code, corral_buf_str(&b), b.len);
+        corral_buf_fini(&b);
         return;
     }
     if (r->wo && r->wo->dry_run) {

@@ -189,6 +189,83 @@ static void default_vcjob(corral_arena_t *a, corral_val_t *raw)
         corral_val_set(a, spec, "minAvailable", corral_val_new_int(a, sum));
 }
 
+/* core v1 Service: type ClusterIP, sessionAffinity None, each port's
+ * protocol TCP and targetPort its port, internalTrafficPolicy Cluster (not
+ * for ExternalName), as SetDefaults_Service. No cluster IP is allocated. */
+static void default_service(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *spec = map_at(raw, "spec");
+    if (!spec)
+        return;
+    set_str(a, spec, "type", "ClusterIP");
+    set_str(a, spec, "sessionAffinity", "None");
+    const char *type = corral_val_get_str(spec, "type");
+    if (type && strcmp(type, "ExternalName") != 0)
+        set_str(a, spec, "internalTrafficPolicy", "Cluster");
+    corral_val_t *ports = seq_at(spec, "ports");
+    for (size_t i = 0; ports && i < ports->n; i++) {
+        corral_val_t *p = ports->items[i];
+        if (!p || p->kind != CORRAL_VAL_MAP)
+            continue;
+        set_str(a, p, "protocol", "TCP");
+        corral_val_t *port = corral_val_get(p, "port");
+        corral_val_t *tp = corral_val_get(p, "targetPort");
+        if (port && port->kind == CORRAL_VAL_INT &&
+            (!tp || tp->kind == CORRAL_VAL_NULL || (tp->kind == CORRAL_VAL_INT && tp->u.i == 0) ||
+             (tp->kind == CORRAL_VAL_STR && !tp->len)))
+            corral_val_set(a, p, "targetPort", port);
+    }
+}
+
+/* Endpoints: every port's protocol TCP. */
+static void default_endpoints(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *subsets = seq_at(raw, "subsets");
+    for (size_t i = 0; subsets && i < subsets->n; i++) {
+        corral_val_t *ports = subsets->items[i] && subsets->items[i]->kind == CORRAL_VAL_MAP
+                                  ? seq_at(subsets->items[i], "ports")
+                                  : NULL;
+        for (size_t j = 0; ports && j < ports->n; j++) {
+            if (ports->items[j] && ports->items[j]->kind == CORRAL_VAL_MAP)
+                set_str(a, ports->items[j], "protocol", "TCP");
+        }
+    }
+}
+
+/* Copy to[k] = from[k] for each k of from that to lacks (to created when absent). */
+static void fill_from(corral_arena_t *a, corral_val_t *item, const char *to, const char *from)
+{
+    corral_val_t *src = map_at(item, from);
+    if (!src || !src->n)
+        return;
+    corral_val_t *dst = map_at(item, to);
+    if (!dst) {
+        if (!absent(item, to))
+            return;
+        dst = corral_val_ensure_map(a, item, to);
+    }
+    for (size_t i = 0; i < src->n; i++) {
+        if (!corral_val_get(dst, src->pairs[i].key->s))
+            corral_val_set(a, dst, src->pairs[i].key->s, src->pairs[i].val);
+    }
+}
+
+/* LimitRange, as SetDefaults_LimitRangeItem for Container items: default
+ * from max, defaultRequest from default, then from min. */
+static void default_limit_range(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *limits = seq_at(map_at(raw, "spec"), "limits");
+    for (size_t i = 0; limits && i < limits->n; i++) {
+        corral_val_t *it = limits->items[i];
+        const char *type = it && it->kind == CORRAL_VAL_MAP ? corral_val_get_str(it, "type") : NULL;
+        if (!type || strcmp(type, "Container") != 0)
+            continue;
+        fill_from(a, it, "default", "max");
+        fill_from(a, it, "defaultRequest", "default");
+        fill_from(a, it, "defaultRequest", "min");
+    }
+}
+
 /* An absent or empty string field gets val (kube defaults on len == 0). */
 static void set_str_nonempty(corral_arena_t *a, corral_val_t *m, const char *key, const char *val)
 {
@@ -258,6 +335,15 @@ void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_v
     case CORRAL_KIND_ROLEBINDING:
     case CORRAL_KIND_CLUSTERROLEBINDING:
         default_binding(a, raw);
+        break;
+    case CORRAL_KIND_SERVICE:
+        default_service(a, raw);
+        break;
+    case CORRAL_KIND_ENDPOINTS:
+        default_endpoints(a, raw);
+        break;
+    case CORRAL_KIND_LIMITRANGE:
+        default_limit_range(a, raw);
         break;
     default:
         break;

@@ -46,6 +46,14 @@ static const corral_kind_info_t kinds[CORRAL_KIND_COUNT] = {
     {CORRAL_KIND_SCHEDCONF, "corral.dev", "v1alpha1", "corral.dev/v1alpha1",
      "SchedulerConfiguration", "schedulerconfigurations", "schedulerconfiguration", "schedconf",
      false},
+    {CORRAL_KIND_SERVICEACCOUNT, "", "v1", "v1", "ServiceAccount", "serviceaccounts",
+     "serviceaccount", "sa", true},
+    {CORRAL_KIND_SERVICE, "", "v1", "v1", "Service", "services", "service", "svc", true},
+    {CORRAL_KIND_ENDPOINTS, "", "v1", "v1", "Endpoints", "endpoints", "endpoints", "ep", true},
+    {CORRAL_KIND_RESOURCEQUOTA, "", "v1", "v1", "ResourceQuota", "resourcequotas", "resourcequota",
+     "quota", true},
+    {CORRAL_KIND_LIMITRANGE, "", "v1", "v1", "LimitRange", "limitranges", "limitrange", "limits",
+     true},
 };
 
 static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
@@ -68,6 +76,11 @@ static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
     [CORRAL_KIND_ROLEBINDING] = corral__kind_role_binding,
     [CORRAL_KIND_CLUSTERROLEBINDING] = corral__kind_role_binding,
     [CORRAL_KIND_SCHEDCONF] = corral__kind_schedconf,
+    [CORRAL_KIND_SERVICEACCOUNT] = corral__kind_service_account,
+    [CORRAL_KIND_SERVICE] = corral__kind_service,
+    [CORRAL_KIND_ENDPOINTS] = corral__kind_endpoints,
+    [CORRAL_KIND_RESOURCEQUOTA] = corral__kind_resource_quota,
+    [CORRAL_KIND_LIMITRANGE] = corral__kind_limit_range,
 };
 
 const corral_kind_info_t *corral_kind_get(corral_kind_t k)

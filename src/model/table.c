@@ -451,6 +451,139 @@ static void binding_row(const corral_val_t *o, int64_t now, corral_arena_t *a, c
     c[5] = subjects_of(o, "ServiceAccount", a);
 }
 
+/* --- core v1 kinds Corral stores only (kubectl's printers) ------------------------------------ */
+
+static const corral_table_col_t sa_cols[] = {{"NAME", 0}, {"SECRETS", 0}, {"AGE", 0}};
+
+static void sa_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    c[0] = name_of(o);
+    c[1] = corral_arena_printf(a, "%zu", count(o, "secrets"));
+    c[2] = corral_table_age(o, now, a);
+}
+
+static const corral_table_col_t svc_cols[] = {{"NAME", 0},        {"TYPE", 0},    {"CLUSTER-IP", 0},
+                                              {"EXTERNAL-IP", 0}, {"PORT(S)", 0}, {"AGE", 0},
+                                              {"SELECTOR", 1}};
+
+/* "80/TCP,443:30443/TCP" as kubectl's makePortString. */
+static const char *svc_ports(const corral_val_t *o, corral_arena_t *a)
+{
+    const corral_val_t *ports = corral_val_dig(o, "spec.ports");
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (size_t i = 0; ports && ports->kind == CORRAL_VAL_SEQ && i < ports->n; i++) {
+        const corral_val_t *p = ports->items[i];
+        int64_t np = int_at(p, "nodePort");
+        corral_buf_printf(&b, "%s%lld", i ? "," : "", (long long)int_at(p, "port"));
+        if (np)
+            corral_buf_printf(&b, ":%lld", (long long)np);
+        corral_buf_printf(&b, "/%s", or_none(str(p, "protocol")));
+    }
+    const char *r = corral_arena_strdup(a, b.len ? corral_buf_str(&b) : NONE);
+    corral_buf_fini(&b);
+    return r;
+}
+
+static const char *map_text(const corral_val_t *m, corral_arena_t *a)
+{
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (size_t i = 0; m && m->kind == CORRAL_VAL_MAP && i < m->n; i++) {
+        const corral_val_t *v = m->pairs[i].val;
+        corral_buf_printf(&b, "%s%s=%s", i ? "," : "", m->pairs[i].key->s,
+                          v->kind == CORRAL_VAL_MAP || v->kind == CORRAL_VAL_SEQ ? "" : v->s);
+    }
+    const char *r = corral_arena_strdup(a, b.len ? corral_buf_str(&b) : NONE);
+    corral_buf_fini(&b);
+    return r;
+}
+
+static void svc_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    const char *type = str(o, "spec.type");
+    c[0] = name_of(o);
+    c[1] = type ? type : "ClusterIP";
+    c[2] = or_none(str(o, "spec.clusterIP"));
+    c[3] = type && !strcmp(type, "ExternalName") ? or_none(str(o, "spec.externalName")) : NONE;
+    c[4] = svc_ports(o, a);
+    c[5] = corral_table_age(o, now, a);
+    c[6] = map_text(corral_val_dig(o, "spec.selector"), a);
+}
+
+static const corral_table_col_t ep_cols[] = {{"NAME", 0}, {"ENDPOINTS", 0}, {"AGE", 0}};
+
+/* "10.0.0.1:443,10.0.0.2:443" (kubectl shows at most three, then "+ N more...") */
+static const char *ep_text(const corral_val_t *o, corral_arena_t *a)
+{
+    const corral_val_t *subsets = corral_val_get(o, "subsets");
+    corral_buf_t b;
+    corral_buf_init(&b);
+    size_t n = 0;
+    for (size_t i = 0; subsets && subsets->kind == CORRAL_VAL_SEQ && i < subsets->n; i++) {
+        const corral_val_t *addrs = corral_val_get(subsets->items[i], "addresses");
+        const corral_val_t *ports = corral_val_get(subsets->items[i], "ports");
+        for (size_t j = 0; addrs && addrs->kind == CORRAL_VAL_SEQ && j < addrs->n; j++) {
+            size_t np = ports && ports->kind == CORRAL_VAL_SEQ ? ports->n : 0;
+            for (size_t k = 0; k < (np ? np : 1); k++, n++) {
+                if (n >= 3)
+                    continue;
+                corral_buf_printf(&b, "%s%s", n ? "," : "", or_none(str(addrs->items[j], "ip")));
+                if (np)
+                    corral_buf_printf(&b, ":%lld", (long long)int_at(ports->items[k], "port"));
+            }
+        }
+    }
+    if (n > 3)
+        corral_buf_printf(&b, " + %zu more...", n - 3);
+    const char *r = corral_arena_strdup(a, b.len ? corral_buf_str(&b) : NONE);
+    corral_buf_fini(&b);
+    return r;
+}
+
+static void ep_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    c[0] = name_of(o);
+    c[1] = ep_text(o, a);
+    c[2] = corral_table_age(o, now, a);
+}
+
+static const corral_table_col_t quota_cols[] = {
+    {"NAME", 0}, {"AGE", 0}, {"REQUEST", 0}, {"LIMIT", 0}};
+
+/* "cpu: 0/10, pods: 0/5" from status.used and status.hard (spec.hard when
+ * there is no status yet: nothing counts usage), split into requests and
+ * limits as kubectl does. */
+static const char *quota_text(const corral_val_t *o, bool limits, corral_arena_t *a)
+{
+    const corral_val_t *hard = corral_val_dig(o, "status.hard");
+    if (!hard || hard->kind != CORRAL_VAL_MAP)
+        hard = corral_val_dig(o, "spec.hard");
+    const corral_val_t *used = corral_val_dig(o, "status.used");
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (size_t i = 0; hard && hard->kind == CORRAL_VAL_MAP && i < hard->n; i++) {
+        const char *k = hard->pairs[i].key->s;
+        if ((strncmp(k, "limits.", 7) == 0) != limits)
+            continue;
+        const corral_val_t *u = corral_val_get(used, k);
+        corral_buf_printf(&b, "%s%s: %s/%s", b.len ? ", " : "", k,
+                          u && u->kind != CORRAL_VAL_MAP && u->kind != CORRAL_VAL_SEQ ? u->s : "0",
+                          hard->pairs[i].val->kind == CORRAL_VAL_MAP ? "" : hard->pairs[i].val->s);
+    }
+    const char *r = corral_arena_strdup(a, corral_buf_str(&b));
+    corral_buf_fini(&b);
+    return r;
+}
+
+static void quota_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    c[0] = name_of(o);
+    c[1] = corral_table_age(o, now, a);
+    c[2] = quota_text(o, false, a);
+    c[3] = quota_text(o, true, a);
+}
+
 #define T(k, cols, fn)                                                                             \
     {                                                                                              \
         k, cols, CORRAL_ARRAY_LEN(cols), fn                                                        \
@@ -474,6 +607,11 @@ static const kind_table_t tables[] = {
     T(CORRAL_KIND_CLUSTERROLE, role_cols, role_row),
     T(CORRAL_KIND_ROLEBINDING, binding_cols, binding_row),
     T(CORRAL_KIND_CLUSTERROLEBINDING, binding_cols, binding_row),
+    T(CORRAL_KIND_SERVICEACCOUNT, sa_cols, sa_row),
+    T(CORRAL_KIND_SERVICE, svc_cols, svc_row),
+    T(CORRAL_KIND_ENDPOINTS, ep_cols, ep_row),
+    T(CORRAL_KIND_RESOURCEQUOTA, quota_cols, quota_row),
+    T(CORRAL_KIND_LIMITRANGE, role_cols, role_row),
 };
 
 static const kind_table_t generic = T(CORRAL_KIND_COUNT, name_age_cols, name_age_row);

@@ -179,8 +179,8 @@ Test(nodeauthz, pods_bound_to_the_node)
     ok("n1-token", 201, "POST", "/api/v1/namespaces/default/events", NULL,
        "{\"metadata\":{\"name\":\"e1\"},\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p1\"},"
        "\"reason\":\"Started\",\"message\":\"m\"}");
-    /* Authorized (no services are served here: 404, not 403). */
-    ok("n1-token", 404, "GET", "/api/v1/namespaces/default/services", NULL, NULL);
+    /* Authorized: nodes read services (and endpoints). */
+    ok("n1-token", 200, "GET", "/api/v1/namespaces/default/services", NULL, NULL);
     denied("n1-token", "GET", "/api/v1/namespaces/default/replicationcontrollers", NULL, NULL,
            "cannot list resource");
 }
