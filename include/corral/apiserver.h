@@ -31,6 +31,9 @@ typedef struct corral_apiserver_opts {
     int bookmark_ms;     /* interval of watch bookmarks (default 60000) */
     size_t watch_buffer; /* bytes queued to one watcher before it is paused (default 4 MiB) */
     bool log_requests;   /* one line per request on stderr (never bodies) */
+    /* How long a watch at a resourceVersion the store has not reached waits
+     * for it before its 504 "Too large resource version" (default 3000). */
+    int future_rv_wait_ms;
     /* kube-apiserver's static token file (token,user,uid,"group1,group2"):
      * with it every request is authenticated and authorized by RBAC
      * (docs/apiserver.md, "Security"); NULL: everything is allowed. */

@@ -261,6 +261,8 @@ const char *corral__param(corral__req_t *r, const char *name);
 /* Parse a boolean / integer parameter; replies 400 and returns false on bad input. */
 bool corral__param_bool(corral__req_t *r, const char *name, bool *out);
 bool corral__param_int(corral__req_t *r, const char *name, int64_t *out, bool *set);
+/* A non-negative decimal integer that fits int64 (digits only); false else. */
+bool corral__parse_u63(const char *s, int64_t *out);
 
 /* Parse the request body (JSON, or YAML for application/yaml) into a tree.
  * Replies 400/415 and returns NULL when it cannot. */

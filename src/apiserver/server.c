@@ -785,6 +785,8 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
         s->opts.threads = CORRAL__MAX_LOOPS;
     if (s->opts.bookmark_ms <= 0)
         s->opts.bookmark_ms = 60000;
+    if (s->opts.future_rv_wait_ms <= 0)
+        s->opts.future_rv_wait_ms = 3000;
     if (s->opts.watch_buffer == 0)
         s->opts.watch_buffer = (size_t)4 << 20;
     char port[16];
