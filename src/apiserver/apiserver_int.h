@@ -358,7 +358,14 @@ void corral__delete_one(corral__req_t *r, const corral__cur_t *cur, const corral
                         int success_code, bool status_reply);
 
 /* patch.c: apply patch documents to a tree (pure functions). On error return
- * CORRAL_EINVAL with a message in why. */
+ * CORRAL_EINVAL with a message in why (CORRAL_ETOOBIG: more operations than
+ * CORRAL__PATCH_MAX_OPS, answered 413). */
+#define CORRAL__PATCH_MAX_OPS   10000
+#define CORRAL__PATCH_MAX_DEPTH 100
+/* Does v fit max_bytes of JSON (approximately) and max_depth levels? The
+ * walk stops at the first excess, so it costs O(max_bytes) at most; *size
+ * (may be NULL) gets what was counted. */
+bool corral__val_fits(const corral_val_t *v, size_t max_bytes, int max_depth, size_t *size);
 int corral__merge_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *patch);
 int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *ops, char *why,
                        size_t why_len);
