@@ -131,7 +131,8 @@ static corral_val_t *parse_yaml_body(corral__req_t *r)
     corral_diag_init(&d);
     corral_doc_t *docs = NULL;
     size_t n = 0;
-    int rc = corral_yaml_parse(r->a, r->body, len, "body", NULL, &d, &docs, &n);
+    corral_yaml_opts_t yo = {.max_alias_bytes = CORRAL_APISERVER_MAX_BODY};
+    int rc = corral_yaml_parse(r->a, r->body, len, "body", &yo, &d, &docs, &n);
     corral_val_t *v = rc == 0 && n == 1 ? docs[0].root : NULL;
     if (!v) {
         const corral_diag_entry_t *e = d.n ? &d.items[0] : NULL;
