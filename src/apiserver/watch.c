@@ -42,7 +42,7 @@ struct corral__watch {
     bool stalled;   /* has been paused: a slow reader */
     bool bookmarks;
     bool ended;
-    int table; /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
+    int table;      /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
     int64_t future; /* a resourceVersion ahead of the store: wait for it, bounded */
     struct event *timeout_ev, *bookmark_ev, *future_ev;
 };
@@ -410,8 +410,7 @@ static bool watch_params(corral__req_t *r, corral__watch_t *w, const char **rv, 
     *rv = corral__param(r, "resourceVersion");
     int64_t n = 0;
     if (*rv && **rv && !corral__parse_u63(*rv, &n)) {
-        corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%.64s\"",
-                       *rv);
+        corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%.64s\"", *rv);
         return false;
     }
     const char *match = corral__param(r, "resourceVersionMatch");

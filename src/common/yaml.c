@@ -772,7 +772,8 @@ int corral_yaml_parse(corral_arena_t *a, const char *text, size_t len, const cha
     L.file = file;
     L.text = text;
     L.len = len;
-    L.max_alias_bytes = opts && opts->max_alias_bytes ? opts->max_alias_bytes : CORRAL_YAML_MAX_BYTES;
+    L.max_alias_bytes =
+        opts && opts->max_alias_bytes ? opts->max_alias_bytes : CORRAL_YAML_MAX_BYTES;
     int rc = CORRAL_EPARSE;
     /* libfyaml 0.7.12 in JSON mode takes time quadratic in the white space
      * after the last token (100 KB of it: 6 s); white space there means
