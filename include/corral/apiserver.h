@@ -61,6 +61,13 @@ void corral_apiserver_free(corral_apiserver_t *s);
 /* The server's store (for tests and tools; owned by the server). */
 corral_store_t *corral_apiserver_store(corral_apiserver_t *s);
 
+#ifdef CORRAL_TEST_HOOKS
+/* Test builds only: the loop whose thread (start) or listener (new) fails
+ * as if out of resources; -1 (the default): none. */
+extern int corral_apiserver_test_fail_thread;
+extern int corral_apiserver_test_fail_listener;
+#endif
+
 /* Write the route table and the resource table as Markdown (docs/api.md). */
 void corral_apiserver_print_routes(FILE *fp);
 

@@ -93,6 +93,7 @@ struct corral_apiserver {
     int nloops;
     corral__loop_t *loops;
     bool started, stopping;
+    int nthreads; /* loop threads running (joined by corral_apiserver_wait) */
     char listen_host[256];
     int log_streams; /* proxied pods/log streams open (atomic) */
 };
