@@ -405,8 +405,8 @@ static bool watch_params(corral__req_t *r, corral__watch_t *w, const char **rv, 
         *timeout = 1800 + rnd % 1800;
     }
     /* Timers further out than a year are a year (libevent adds them to now). */
-    if (*timeout > 366 * 86400)
-        *timeout = 366 * 86400;
+    if (*timeout > (int64_t)366 * 86400)
+        *timeout = (int64_t)366 * 86400;
     *rv = corral__param(r, "resourceVersion");
     int64_t n = 0;
     if (*rv && **rv && !corral__parse_u63(*rv, &n)) {
