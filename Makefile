@@ -100,7 +100,18 @@ $(B)/corral: $(CLI_OBJS) $(B)/libcorral.a
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-$(B)/tests/unit: $(UNIT_OBJS) $(B)/libcorral.a | deps-test $(B)/tests/fake_nvml.so
+# Test hooks (store fault injection, server start failures) are compiled
+# only into these copies of their files, linked into the unit tests ahead of
+# the library; libcorral.a and the corral binary have none.
+HOOK_SRCS := src/apiserver/store.c src/apiserver/store_writer.c src/apiserver/server.c
+HOOK_OBJS := $(HOOK_SRCS:%.c=$(B)/obj-hooks/%.o)
+$(UNIT_OBJS): ALL_CFLAGS += -DCORRAL_TEST_HOOKS
+$(B)/obj-hooks/%.o: %.c | deps
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -DCORRAL_TEST_HOOKS $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/tests/unit: $(UNIT_OBJS) $(HOOK_OBJS) $(B)/libcorral.a | deps-test $(B)/tests/fake_nvml.so
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(PKG_LIBS) $(LDLIBS)

@@ -31,6 +31,9 @@ typedef struct corral_apiserver_opts {
     int bookmark_ms;     /* interval of watch bookmarks (default 60000) */
     size_t watch_buffer; /* bytes queued to one watcher before it is paused (default 4 MiB) */
     bool log_requests;   /* one line per request on stderr (never bodies) */
+    /* How long a watch at a resourceVersion the store has not reached waits
+     * for it before its 504 "Too large resource version" (default 3000). */
+    int future_rv_wait_ms;
     /* kube-apiserver's static token file (token,user,uid,"group1,group2"):
      * with it every request is authenticated and authorized by RBAC
      * (docs/apiserver.md, "Security"); NULL: everything is allowed. */
@@ -57,6 +60,13 @@ void corral_apiserver_wait(corral_apiserver_t *s);
 void corral_apiserver_free(corral_apiserver_t *s);
 /* The server's store (for tests and tools; owned by the server). */
 corral_store_t *corral_apiserver_store(corral_apiserver_t *s);
+
+#ifdef CORRAL_TEST_HOOKS
+/* Test builds only: the loop whose thread (start) or listener (new) fails
+ * as if out of resources; -1 (the default): none. */
+extern int corral_apiserver_test_fail_thread;
+extern int corral_apiserver_test_fail_listener;
+#endif
 
 /* Write the route table and the resource table as Markdown (docs/api.md). */
 void corral_apiserver_print_routes(FILE *fp);

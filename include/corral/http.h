@@ -50,7 +50,9 @@ typedef struct corral_http_request {
  * longer than max bytes or has more than CORRAL_HTTP_MAX_HEADERS headers, and
  * CORRAL_EPARSE when it is malformed (including a Content-Length that is not
  * a number, or both Content-Length and chunked framing, which RFC 9112 says
- * to reject). Bare LF line ends are accepted, as most servers do.
+ * to reject). CORRAL_EUNSUPPORTED for a Transfer-Encoding other than exactly
+ * one "chunked" (Go's net/http answers those 501). Bare LF line ends are
+ * accepted, as most servers do.
  */
 int corral_http_parse_request(const char *buf, size_t len, size_t max, corral_http_request_t *req);
 

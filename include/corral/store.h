@@ -245,10 +245,13 @@ typedef enum corral_store_fault {
     CORRAL_STORE_FAULT_CRASH_AFTER,  /* _exit(99) after COMMIT, before any op completes */
 } corral_store_fault_t;
 
-/* Arm fault for the batch after `after` more batches (0: the next one). One
- * fault at a time; it fires once. Also armed from the environment at open:
- * CORRAL_STORE_FAULT=commit|write|crash-before|crash-after[:AFTER]. */
+#ifdef CORRAL_TEST_HOOKS
+/* Test builds only (the unit tests; not in libcorral.a nor the corral
+ * binary). Arm fault for the batch after `after` more batches (0: the next
+ * one). One fault at a time; it fires once. Also armed from the environment
+ * at open: CORRAL_STORE_FAULT=commit|write|crash-before|crash-after[:AFTER]. */
 void corral_store_inject(corral_store_t *s, corral_store_fault_t fault, int after);
+#endif
 
 /* Hold the writer (true): operations queue but no batch starts until it is
  * released (false). Lets a test put several operations in one batch. */

@@ -21,6 +21,10 @@ typedef struct corral_doc {
 
 typedef struct corral_yaml_opts {
     bool json; /* strict JSON input (file named *.json) */
+    /* What aliases may add to the document, counted expanded (scalar bytes
+     * plus 2 a node), checked before each alias: 0 is CORRAL_YAML_MAX_BYTES.
+     * The API server passes its request body limit. */
+    size_t max_alias_bytes;
 } corral_yaml_opts_t;
 
 /*

@@ -159,7 +159,7 @@ static uint32_t sim_hash(const char *node, const char *profile, int index, uint3
         len = 0;
     if ((size_t)len >= sizeof(key))
         len = (int)sizeof(key) - 1;
-    return corral_hash_bytes(key, (size_t)len, 0x9e3779b9u * (part + 1));
+    return corral_hash_stable(key, (size_t)len, 0x9e3779b9u * (part + 1));
 }
 
 void corral__gpu_sim_fill(const corral__gpu_sim_spec_t *s, const char *node_name,

@@ -115,6 +115,7 @@ struct corral_apiserver {
     int nloops;
     corral__loop_t *loops;
     bool started, stopping;
+    int nthreads; /* loop threads running (joined by corral_apiserver_wait) */
     char listen_host[256];
     int log_streams;                          /* proxied pods/log streams open (atomic) */
     struct corral__openapi *openapi;          /* the OpenAPI documents (openapi.c) */
@@ -298,6 +299,8 @@ const char *corral__param(corral__req_t *r, const char *name);
 /* Parse a boolean / integer parameter; replies 400 and returns false on bad input. */
 bool corral__param_bool(corral__req_t *r, const char *name, bool *out);
 bool corral__param_int(corral__req_t *r, const char *name, int64_t *out, bool *set);
+/* A non-negative decimal integer that fits int64 (digits only); false else. */
+bool corral__parse_u63(const char *s, int64_t *out);
 
 /* Parse the request body (JSON, or YAML for application/yaml) into a tree.
  * Replies 400/415 and returns NULL when it cannot. */
@@ -457,7 +460,14 @@ void corral__delete_one(corral__req_t *r, const corral__cur_t *cur, const corral
                         int success_code, bool status_reply);
 
 /* patch.c: apply patch documents to a tree (pure functions). On error return
- * CORRAL_EINVAL with a message in why. */
+ * CORRAL_EINVAL with a message in why (CORRAL_ETOOBIG: more operations than
+ * CORRAL__PATCH_MAX_OPS, answered 413). */
+#define CORRAL__PATCH_MAX_OPS   10000
+#define CORRAL__PATCH_MAX_DEPTH 100
+/* Does v fit max_bytes of JSON (approximately) and max_depth levels? The
+ * walk stops at the first excess, so it costs O(max_bytes) at most; *size
+ * (may be NULL) gets what was counted. */
+bool corral__val_fits(const corral_val_t *v, size_t max_bytes, int max_depth, size_t *size);
 int corral__merge_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *patch);
 int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_val_t *ops, char *why,
                        size_t why_len);

@@ -55,17 +55,31 @@ bool corral__param_bool(corral__req_t *r, const char *name, bool *out)
     return true;
 }
 
+bool corral__parse_u63(const char *s, int64_t *out)
+{
+    /* Decimal digits only (no sign, no space), and no overflow. */
+    int64_t v = 0;
+    if (!s || !*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (INT64_MAX - (*s - '0')) / 10)
+            return false;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
 bool corral__param_int(corral__req_t *r, const char *name, int64_t *out, bool *set)
 {
     const char *v = corral__param(r, name);
     *set = false;
     if (!v || !*v)
         return true;
-    char *end = NULL;
-    long long n = strtoll(v, &end, 10);
-    if (*end || n < 0) {
+    int64_t n = 0;
+    if (!corral__parse_u63(v, &n)) {
         corral__status(r, 400, "BadRequest", NULL, NULL,
-                       "invalid value for %s: \"%s\" (want a non-negative integer)", name, v);
+                       "invalid value for %s: \"%.64s\" (want a non-negative integer)", name, v);
         return false;
     }
     *out = n;
@@ -117,7 +131,8 @@ static corral_val_t *parse_yaml_body(corral__req_t *r)
     corral_diag_init(&d);
     corral_doc_t *docs = NULL;
     size_t n = 0;
-    int rc = corral_yaml_parse(r->a, r->body, len, "body", NULL, &d, &docs, &n);
+    corral_yaml_opts_t yo = {.max_alias_bytes = CORRAL_APISERVER_MAX_BODY};
+    int rc = corral_yaml_parse(r->a, r->body, len, "body", &yo, &d, &docs, &n);
     corral_val_t *v = rc == 0 && n == 1 ? docs[0].root : NULL;
     if (!v) {
         const corral_diag_entry_t *e = d.n ? &d.items[0] : NULL;

@@ -3,11 +3,57 @@
  * JSON patch (RFC 6902, with RFC 6901 pointers). Pure functions over trees
  * in an arena, so they are fuzzed on their own (tests/fuzz/fuzz_patch.c).
  * The patched tree then goes through the same checks as an update.
+ *
+ * Bounds (a small patch must not build gigabytes): a JSON patch has at most
+ * CORRAL__PATCH_MAX_OPS operations (kube's 10,000; more is 413), and what
+ * its copy operations add is measured before copying, at most the request
+ * body limit in all (kube's AccumulatedCopySizeLimit; more is 422). The
+ * caller checks any patch's result with corral__val_fits.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "apiserver/apiserver_int.h"
+
+/* --- size of a tree ------------------------------------------------------------------- */
+
+/* Approximate JSON bytes of v (quotes, commas, colons, brackets), adding
+ * to *acc and stopping as soon as *acc passes max or depth passes
+ * max_depth: the walk never costs more than about max / 2 nodes. */
+static bool measure(const corral_val_t *v, size_t *acc, size_t max, int depth, int max_depth)
+{
+    if (!v) {
+        *acc += 4;
+        return *acc <= max;
+    }
+    if (depth > max_depth)
+        return false;
+    if (v->kind == CORRAL_VAL_MAP) {
+        *acc += 2;
+        for (size_t i = 0; i < v->n && *acc <= max; i++) {
+            *acc += v->pairs[i].key->len + 4;
+            if (!measure(v->pairs[i].val, acc, max, depth + 1, max_depth))
+                return false;
+        }
+    } else if (v->kind == CORRAL_VAL_SEQ) {
+        *acc += 2;
+        for (size_t i = 0; i < v->n && *acc <= max; i++)
+            if (!measure(v->items[i], acc, max, depth + 1, max_depth))
+                return false;
+    } else {
+        *acc += v->len + 3;
+    }
+    return *acc <= max;
+}
+
+bool corral__val_fits(const corral_val_t *v, size_t max_bytes, int max_depth, size_t *size)
+{
+    size_t acc = 0;
+    bool ok = measure(v, &acc, max_bytes, 0, max_depth);
+    if (size)
+        *size = acc;
+    return ok;
+}
 
 /* --- merge patch -------------------------------------------------------------------- */
 
@@ -203,7 +249,8 @@ typedef struct jp_op {
     const corral_val_t *value;
 } jp_op_t;
 
-static int apply_op(corral_arena_t *a, corral_val_t **root, const jp_op_t *o, char *why, size_t wl)
+static int apply_op(corral_arena_t *a, corral_val_t **root, const jp_op_t *o, size_t *copied,
+                    char *why, size_t wl)
 {
     ptr_t p, f;
     corral_val_t *old = NULL;
@@ -231,8 +278,19 @@ static int apply_op(corral_arena_t *a, corral_val_t **root, const jp_op_t *o, ch
         snprintf(why, wl, "\"from\" path does not exist");
         return CORRAL_EINVAL;
     }
-    if (!strcmp(o->op, "copy"))
+    if (!strcmp(o->op, "copy")) {
+        /* Measure before copying: doubling a value 30 times is gigabytes. */
+        size_t size = 0, left = CORRAL_APISERVER_MAX_BODY - *copied;
+        if (!corral__val_fits(src, left, CORRAL__PATCH_MAX_DEPTH, &size)) {
+            snprintf(why, wl,
+                     "Unable to complete the copy, the accumulated size increase of copy is "
+                     "over the limit %zu",
+                     CORRAL_APISERVER_MAX_BODY);
+            return CORRAL_EINVAL;
+        }
+        *copied += size;
         return add_at(a, root, &p, corral_val_copy(a, src), why, wl);
+    }
     if (!strcmp(o->op, "move")) {
         size_t fl = strlen(o->from);
         if (strncmp(o->path, o->from, fl) == 0 && (o->path[fl] == '/' || !o->path[fl]) &&
@@ -255,6 +313,12 @@ int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_va
         snprintf(why, why_len, "a JSON patch must be a list of operations");
         return CORRAL_EINVAL;
     }
+    if (ops->n > CORRAL__PATCH_MAX_OPS) {
+        snprintf(why, why_len, "The allowed maximum operations in a JSON patch is %d, got %zu",
+                 CORRAL__PATCH_MAX_OPS, ops->n);
+        return CORRAL_ETOOBIG;
+    }
+    size_t copied = 0;
     for (size_t i = 0; i < ops->n; i++) {
         const corral_val_t *o = ops->items[i];
         jp_op_t op = {corral_val_get_str(o, "op"), corral_val_get_str(o, "path"),
@@ -270,7 +334,7 @@ int corral__json_patch(corral_arena_t *a, corral_val_t **target, const corral_va
             return CORRAL_EINVAL;
         }
         char msg[200] = "";
-        if (apply_op(a, target, &op, msg, sizeof(msg)) != 0) {
+        if (apply_op(a, target, &op, &copied, msg, sizeof(msg)) != 0) {
             snprintf(why, why_len, "operation %zu (%s %s): %s", i, op.op, op.path, msg);
             return CORRAL_EINVAL;
         }

@@ -114,6 +114,52 @@ static int list_row(void *arg, const corral_store_row_t *row)
     return 0;
 }
 
+/* resourceVersion and resourceVersionMatch of a list, as upstream checks
+ * them: digits only (400), a future one 504 Timeout, Exact only at the
+ * current revision (older ones are not kept: 410 Expired). */
+static bool list_rv(corral__req_t *r, bool have_tok)
+{
+    const char *rv = corral__param(r, "resourceVersion");
+    const char *match = corral__param(r, "resourceVersionMatch");
+    bool exact = match && !strcmp(match, "Exact");
+    if (match && *match && !exact && strcmp(match, "NotOlderThan") != 0) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "invalid resourceVersionMatch: \"%.64s\" (want Exact or NotOlderThan)",
+                       match);
+        return false;
+    }
+    if (match && *match && (!rv || !*rv)) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "resourceVersionMatch is forbidden unless resourceVersion is provided");
+        return false;
+    }
+    if (!rv || !*rv || have_tok)
+        return true;
+    int64_t want = 0;
+    if (!corral__parse_u63(rv, &want)) {
+        corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%.64s\"", rv);
+        return false;
+    }
+    if (exact && want == 0) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"");
+        return false;
+    }
+    int64_t cur = corral_store_revision(r->srv->store);
+    if (want > cur) {
+        corral__status(r, 504, "Timeout", NULL, NULL,
+                       "Too large resource version: %lld, current: %lld", (long long)want,
+                       (long long)cur);
+        return false;
+    }
+    if (exact && want < cur) {
+        corral__status(r, 410, "Expired", NULL, NULL, "too old resource version: %lld (%lld)",
+                       (long long)want, (long long)cur);
+        return false;
+    }
+    return true;
+}
+
 static bool list_params(corral__req_t *r, list_ctx_t *c, token_t *tok, bool *have_tok)
 {
     bool set = false;
@@ -126,22 +172,7 @@ static bool list_params(corral__req_t *r, list_ctx_t *c, token_t *tok, bool *hav
                        "continue key is not valid: the token was not issued by this server");
         return false;
     }
-    const char *rv = corral__param(r, "resourceVersion");
-    if (rv && *rv && !*have_tok) {
-        char *end = NULL;
-        long long want = strtoll(rv, &end, 10);
-        if (*end || want < 0) {
-            corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%s\"", rv);
-            return false;
-        }
-        int64_t cur = corral_store_revision(r->srv->store);
-        if (want > cur) {
-            corral__status(r, 504, "Timeout", NULL, NULL,
-                           "Too large resource version: %lld, current: %lld", want, (long long)cur);
-            return false;
-        }
-    }
-    return true;
+    return list_rv(r, *have_tok);
 }
 
 void corral__h_list(corral__req_t *r)

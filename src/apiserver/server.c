@@ -371,6 +371,8 @@ static bool read_head(corral__conn_t *c, struct evbuffer *in)
         memset(&c->http, 0, sizeof(c->http));
         if (rc == CORRAL_ETOOBIG)
             frame_error(c, 431, "RequestHeaderFieldsTooLarge", "request header too large");
+        else if (rc == CORRAL_EUNSUPPORTED)
+            frame_error(c, 501, "NotImplemented", "unsupported transfer encoding");
         else
             frame_error(c, 400, "BadRequest", "malformed HTTP request");
         return false;
@@ -671,6 +673,15 @@ static int loop_init(corral_apiserver_t *s, corral__loop_t *loop, int index, con
     if (fd < 0)
         return CORRAL_EIO;
     loop->listener = evconnlistener_new(loop->base, accept_cb, loop, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+#ifdef CORRAL_TEST_HOOKS
+    if (index == corral_apiserver_test_fail_listener && loop->listener) {
+        evconnlistener_free(loop->listener); /* closes fd: the socket is taken again below */
+        loop->listener = NULL;
+        fd = listen_socket(host, &s->port, false, err, errlen);
+    }
+#endif
+    if (!loop->listener && fd >= 0)
+        close(fd); /* the listener did not take it over */
     loop->wake = event_new(loop->base, -1, EV_PERSIST, wake_cb, loop);
     if (!loop->listener || !loop->wake) {
         snprintf(err, errlen, "cannot listen");
@@ -785,6 +796,8 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
         s->opts.threads = CORRAL__MAX_LOOPS;
     if (s->opts.bookmark_ms <= 0)
         s->opts.bookmark_ms = 60000;
+    if (s->opts.future_rv_wait_ms <= 0)
+        s->opts.future_rv_wait_ms = 3000;
     if (s->opts.watch_buffer == 0)
         s->opts.watch_buffer = (size_t)4 << 20;
     char port[16];
@@ -795,7 +808,15 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
         corral_free(s);
         return CORRAL_EINVAL;
     }
-    s->port = (int)strtol(port, NULL, 10);
+    char *end = NULL;
+    long pn = strtol(port, &end, 10);
+    if (port[0] < '0' || port[0] > '9' || *end || pn > 65535) {
+        snprintf(err, errlen, "--listen: the port must be a number from 0 to 65535, got \"%s\"",
+                 port);
+        corral_free(s);
+        return CORRAL_EINVAL;
+    }
+    s->port = (int)pn;
     s->openapi = corral__openapi_new();
     rc = security_init(s, err, errlen);
     if (rc) {
@@ -834,13 +855,29 @@ corral_store_t *corral_apiserver_store(corral_apiserver_t *s)
     return s->store;
 }
 
+#ifdef CORRAL_TEST_HOOKS
+int corral_apiserver_test_fail_thread = -1;
+int corral_apiserver_test_fail_listener = -1;
+#define THREAD_FAILS(i) ((i) == corral_apiserver_test_fail_thread)
+#else
+#define THREAD_FAILS(i) false
+#endif
+
 int corral_apiserver_start(corral_apiserver_t *s)
 {
-    for (int i = 0; i < s->nloops; i++) {
-        if (pthread_create(&s->loops[i].thread, NULL, loop_main, &s->loops[i]) != 0)
-            return CORRAL_EIO;
-    }
+    /* started covers the threads already running even when a later one
+     * fails: free must stop and join them before freeing their loops. */
     s->started = true;
+    s->nthreads = 0;
+    for (int i = 0; i < s->nloops; i++) {
+        if (THREAD_FAILS(i) ||
+            pthread_create(&s->loops[i].thread, NULL, loop_main, &s->loops[i]) != 0) {
+            corral_apiserver_stop(s);
+            corral_apiserver_wait(s);
+            return CORRAL_EIO;
+        }
+        s->nthreads = i + 1;
+    }
     return 0;
 }
 
@@ -856,8 +893,9 @@ void corral_apiserver_wait(corral_apiserver_t *s)
 {
     if (!s->started)
         return;
-    for (int i = 0; i < s->nloops; i++)
+    for (int i = 0; i < s->nthreads; i++)
         pthread_join(s->loops[i].thread, NULL);
+    s->nthreads = 0;
     s->started = false;
 }
 

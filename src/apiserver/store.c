@@ -177,6 +177,10 @@ static void opts_defaults(corral_store_opts_t *o)
         o->max_batch = 512;
 }
 
+/* Failure injection exists only in test builds (CORRAL_TEST_HOOKS, defined
+ * for the unit tests by the Makefile): a released binary reads no such
+ * variable. */
+#ifdef CORRAL_TEST_HOOKS
 static void fault_from_env(corral_store_t *s)
 {
     const char *e = getenv("CORRAL_STORE_FAULT");
@@ -196,6 +200,12 @@ static void fault_from_env(corral_store_t *s)
             corral_store_inject(s, names[i].f, colon ? (int)strtol(colon + 1, NULL, 10) : 0);
     }
 }
+#else
+static void fault_from_env(corral_store_t *s)
+{
+    (void)s;
+}
+#endif
 
 static int open_db(corral_store_t *s, char *err, size_t errlen)
 {
@@ -302,6 +312,7 @@ int corral_store_subscribe(corral_store_t *s, void (*fn)(void *ctx), void *ctx)
     return 0;
 }
 
+#ifdef CORRAL_TEST_HOOKS
 void corral_store_inject(corral_store_t *s, corral_store_fault_t fault, int after)
 {
     pthread_mutex_lock(&s->mu);
@@ -309,6 +320,7 @@ void corral_store_inject(corral_store_t *s, corral_store_fault_t fault, int afte
     s->fault_after = after < 0 ? 0 : after;
     pthread_mutex_unlock(&s->mu);
 }
+#endif
 
 void corral_store_get_stats(corral_store_t *s, corral_store_stats_t *out)
 {

@@ -157,10 +157,14 @@ static bool apply(corral_store_t *s, corral_store_op_t *op, pending_t *p, int64_
     return true;
 }
 
-/* Which fault (if any) fires on this batch. */
+/* Which fault (if any) fires on this batch: never outside test builds. */
 static corral_store_fault_t take_fault(corral_store_t *s)
 {
     corral_store_fault_t f = CORRAL_STORE_FAULT_NONE;
+#ifndef CORRAL_TEST_HOOKS
+    (void)s;
+    return f;
+#endif
     pthread_mutex_lock(&s->mu);
     if (s->fault != CORRAL_STORE_FAULT_NONE) {
         if (s->fault_after == 0) {

@@ -42,8 +42,9 @@ struct corral__watch {
     bool stalled;   /* has been paused: a slow reader */
     bool bookmarks;
     bool ended;
-    int table; /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
-    struct event *timeout_ev, *bookmark_ev;
+    int table;      /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
+    int64_t future; /* a resourceVersion ahead of the store: wait for it, bounded */
+    struct event *timeout_ev, *bookmark_ev, *future_ev;
 };
 
 static const char *type_name(corral_store_ev_type_t t)
@@ -93,7 +94,9 @@ static void unlink_watch(corral__watch_t *w)
         event_free(w->timeout_ev);
     if (w->bookmark_ev)
         event_free(w->bookmark_ev);
-    w->timeout_ev = w->bookmark_ev = NULL;
+    if (w->future_ev)
+        event_free(w->future_ev);
+    w->timeout_ev = w->bookmark_ev = w->future_ev = NULL;
 }
 
 /* The connection went away. */
@@ -281,6 +284,13 @@ static void pump(corral__watch_t *w)
 {
     if (w->ended)
         return;
+    if (w->future) {
+        if (corral_store_revision(w->loop->srv->store) < w->future)
+            return; /* not there yet; on_future ends the wait */
+        w->future = 0;
+        if (w->future_ev)
+            event_del(w->future_ev);
+    }
     if (over_limit(w)) {
         w->paused = w->stalled = true;
         return;
@@ -341,6 +351,31 @@ static void on_bookmark(evutil_socket_t fd, short what, void *arg)
     emit(w, "BOOKMARK", obj, (size_t)n);
 }
 
+/* A watch at a resourceVersion the store has not reached: kube-apiserver's
+ * watch cache waits a few seconds for it, then answers with an ERROR event
+ * carrying 504 "Too large resource version" and ends the stream. */
+static void on_future(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    corral__watch_t *w = arg;
+    int64_t cur = corral_store_revision(w->loop->srv->store);
+    if (!w->future || cur >= w->future) {
+        pump(w);
+        return;
+    }
+    char b[512];
+    int n = snprintf(b, sizeof(b),
+                     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                     "\"Failure\",\"message\":\"Too large resource version: %lld, current: %lld\","
+                     "\"reason\":\"Timeout\",\"details\":{\"causes\":[{\"reason\":"
+                     "\"ResourceVersionTooLarge\",\"message\":\"Too large resource version\"}],"
+                     "\"retryAfterSeconds\":1},\"code\":504}",
+                     (long long)w->future, (long long)cur);
+    emit(w, "ERROR", b, (size_t)n);
+    watch_end(w);
+}
+
 /* --- starting a watch --------------------------------------------------------------------- */
 
 typedef struct init_ctx {
@@ -369,15 +404,21 @@ static bool watch_params(corral__req_t *r, corral__watch_t *w, const char **rv, 
             rnd = 0;
         *timeout = 1800 + rnd % 1800;
     }
+    /* Timers further out than a year are a year (libevent adds them to now). */
+    if (*timeout > (int64_t)366 * 86400)
+        *timeout = (int64_t)366 * 86400;
     *rv = corral__param(r, "resourceVersion");
-    if (*rv && **rv && strcmp(*rv, "0") != 0) {
-        char *end = NULL;
-        long long n = strtoll(*rv, &end, 10);
-        if (*end || n < 0) {
-            corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%s\"",
-                           *rv);
-            return false;
-        }
+    int64_t n = 0;
+    if (*rv && **rv && !corral__parse_u63(*rv, &n)) {
+        corral__status(r, 400, "BadRequest", NULL, NULL, "invalid resourceVersion: \"%.64s\"", *rv);
+        return false;
+    }
+    const char *match = corral__param(r, "resourceVersionMatch");
+    if (match && *match) {
+        /* Upstream: resourceVersionMatch is for lists, not watches. */
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "resourceVersionMatch is forbidden for watch");
+        return false;
     }
     return true;
 }
@@ -426,17 +467,25 @@ void corral__h_watch(corral__req_t *r)
         corral_store_list(r->loop->rd, w->res->key, w->ns, NULL, NULL, initial_row, &c, &snap);
         w->cursor = snap + 1;
     } else {
-        int64_t n = strtoll(rv, NULL, 10);
+        int64_t n = 0;
+        corral__parse_u63(rv, &n); /* checked by watch_params */
         if (n < corral_store_compacted(st)) {
             expire(w, n, corral_store_compacted(st));
             return;
         }
-        w->cursor = n + 1;
+        w->cursor = n < INT64_MAX ? n + 1 : INT64_MAX;
         int64_t first = 0;
         size_t got = 0;
         corral_store_event_t *probe[1];
         corral_store_ring_get(st, INT64_MAX, probe, 0, &got, &first);
         w->disk = w->cursor < first;
+        if (n > corral_store_revision(st)) {
+            w->future = n;
+            w->future_ev = evtimer_new(r->loop->base, on_future, w);
+            int ms = r->srv->opts.future_rv_wait_ms;
+            struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
+            evtimer_add(w->future_ev, &tv);
+        }
     }
     pump(w);
 }

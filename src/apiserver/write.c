@@ -836,6 +836,12 @@ void corral__h_patch(corral__req_t *r)
     int rc = type == 'm'   ? corral__merge_patch(r->a, &work, patch)
              : type == 's' ? corral__strategic_patch(r->a, &work, patch, why, sizeof(why))
                            : corral__json_patch(r->a, &work, patch, why, sizeof(why));
+    if (rc == CORRAL_ETOOBIG || (rc == 0 && !corral__val_fits(work, CORRAL_APISERVER_MAX_BODY,
+                                                              CORRAL__PATCH_MAX_DEPTH, NULL))) {
+        corral__status(r, 413, "RequestEntityTooLarge", NULL, NULL, "%s",
+                       rc ? why : "the patched object is larger than 3 MiB or nested too deeply");
+        return;
+    }
     if (rc != 0 || !work || work->kind != CORRAL_VAL_MAP) {
         corral__status(r, 422, "Invalid", NULL, NULL, "the patch could not be applied: %s",
                        why[0] ? why : "the result is not an object");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli/cli.h"
 #include "corral/apiserver.h"
@@ -151,6 +152,13 @@ int corral_cmd_apiserver(int argc, char **argv)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    /* Every watch is a socket: the soft limit on descriptors (often 1024)
+     * is raised to the hard one, as Go does for kube-apiserver. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     corral_apiserver_t *s = NULL;
     char err[512] = "";
     if (corral_apiserver_new(&o, &s, err, sizeof(err)) != 0) {

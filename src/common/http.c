@@ -123,9 +123,13 @@ static int derive(corral_http_request_t *req)
             }
             req->content_length = n;
         } else if (h->name_len == 17 && strncasecmp(h->name, "transfer-encoding", 17) == 0) {
-            /* Only "chunked" (last) is supported; anything else cannot be framed. */
-            if (!token_in_list(h->value, h->value_len, "chunked") || req->minor == 0)
+            /* As Go's net/http: exactly one Transfer-Encoding, exactly
+             * "chunked" (chunked must be last, and no other coding is
+             * implemented: "chunked, gzip" or "gzip, chunked" are 501). */
+            if (req->minor == 0)
                 return CORRAL_EPARSE;
+            if (req->chunked || h->value_len != 7 || strncasecmp(h->value, "chunked", 7) != 0)
+                return CORRAL_EUNSUPPORTED;
             req->chunked = true;
         } else if (h->name_len == 10 && strncasecmp(h->name, "connection", 10) == 0) {
             if (token_in_list(h->value, h->value_len, "close"))

@@ -21,6 +21,7 @@ typedef struct anchor {
     const char *name;
     corral_val_t *val;
     size_t size;   /* nodes in the anchored subtree, for alias accounting */
+    size_t bytes;  /* and its scalar bytes (plus 2 a node) */
     bool complete; /* the anchored collection has ended */
 } anchor_t;
 
@@ -29,6 +30,7 @@ typedef struct frame {
     corral_hmap_t *keys;   /* MAP with many keys: their index, for duplicates */
     corral_val_t *key;     /* MAP: key whose value is pending, else NULL */
     size_t nodes_at_start; /* node counter when the collection began */
+    size_t bytes_at_start; /* byte counter then */
     long anchor;           /* index into anchors, or -1 */
 } frame_t;
 
@@ -42,6 +44,9 @@ typedef struct loader {
     size_t depth;
     corral_val_t *root;
     size_t nodes;
+    size_t bytes;       /* scalar bytes + 2 a node, aliases counted expanded */
+    size_t alias_bytes; /* the part of bytes that aliases add */
+    size_t max_alias_bytes;
     anchor_t *anchors;
     size_t nanchors, anchors_cap;
     bool failed;
@@ -364,6 +369,22 @@ static bool count_nodes(loader_t *L, size_t n, const corral_val_t *at)
     return true;
 }
 
+/* Expansion budget of aliases, checked before an alias is attached: what
+ * all aliases add (counted as if expanded) may not pass max_alias_bytes. */
+static bool count_alias_bytes(loader_t *L, const anchor_t *an, int line, int col)
+{
+    if (an->bytes > L->max_alias_bytes - L->alias_bytes) {
+        loader_error(L, line, col, NULL,
+                     "aliases would expand the document by more than %zu bytes (alias *%s); "
+                     "refusing to load it",
+                     L->max_alias_bytes, an->name);
+        return false;
+    }
+    L->alias_bytes += an->bytes;
+    L->bytes += an->bytes;
+    return true;
+}
+
 static long add_anchor(loader_t *L, struct fy_token *tok, corral_val_t *v)
 {
     if (!tok)
@@ -377,6 +398,7 @@ static long add_anchor(loader_t *L, struct fy_token *tok, corral_val_t *v)
     an->name = corral_arena_strndup(L->a, name, n);
     an->val = v;
     an->size = 1;
+    an->bytes = v->len + 2;
     an->complete = v->kind != CORRAL_VAL_SEQ && v->kind != CORRAL_VAL_MAP;
     return (long)L->nanchors++;
 }
@@ -596,6 +618,7 @@ static bool on_scalar(loader_t *L, struct fy_event *fye)
         resolve_plain(v);
     if (!apply_tag(L, v, fye->scalar.tag) || !count_nodes(L, 1, v))
         return false;
+    L->bytes += v->len + 2;
     add_anchor(L, fye->scalar.anchor, v);
     return attach(L, v);
 }
@@ -615,8 +638,8 @@ static bool on_alias(loader_t *L, struct fy_event *fye)
         loader_error(L, line, col, NULL, "alias *%s refers to its own enclosing node", an->name);
         return false;
     }
-    /* Aliases share the anchored subtree; the budget counts it expanded. */
-    if (!count_nodes(L, an->size, an->val))
+    /* Aliases share the anchored subtree; the budgets count it expanded. */
+    if (!count_nodes(L, an->size, an->val) || !count_alias_bytes(L, an, line, col))
         return false;
     return attach(L, an->val);
 }
@@ -645,6 +668,8 @@ static bool on_start(loader_t *L, struct fy_event *fye, corral_val_kind_t kind)
     f->key = NULL;
     f->keys = NULL;
     f->nodes_at_start = L->nodes;
+    L->bytes += 2;
+    f->bytes_at_start = L->bytes;
     f->anchor = add_anchor(L, anc, v);
     return true;
 }
@@ -657,6 +682,7 @@ static void on_end(loader_t *L)
     frame_keys_free(f);
     if (f->anchor >= 0) {
         L->anchors[f->anchor].size = L->nodes - f->nodes_at_start + 1;
+        L->anchors[f->anchor].bytes = L->bytes - f->bytes_at_start + 2;
         L->anchors[f->anchor].complete = true;
     }
     if (L->depth > 0) {
@@ -768,6 +794,8 @@ int corral_yaml_parse(corral_arena_t *a, const char *text, size_t len, const cha
     L.file = file;
     L.text = text;
     L.len = len;
+    L.max_alias_bytes =
+        opts && opts->max_alias_bytes ? opts->max_alias_bytes : CORRAL_YAML_MAX_BYTES;
     int rc = CORRAL_EPARSE;
     /* libfyaml 0.7.12 in JSON mode takes time quadratic in the white space
      * after the last token (100 KB of it: 6 s); white space there means

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Hostile requests against `corral apiserver` (tests/cli/test_hostile.sh).
+
+Each case sends one request meant to hurt the server and checks the
+answer, that it came within a liveness bound, and that /healthz on another
+connection kept answering within HEALTH_MAX seconds meanwhile.
+Usage: hostile.py HOST PORT SERVER_PID CASE...   (prints one line per case)
+"""
+import http.client
+import json
+import socket
+import sys
+import threading
+import time
+
+REQ_MAX = 5.0      # liveness bound for the hostile request itself
+HEALTH_MAX = 1.0   # /healthz on another connection meanwhile
+HOST, PORT, PID = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def request(method, path, body=None, ctype="application/json", timeout=30):
+    c = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
+    headers = {"Content-Type": ctype} if body is not None else {}
+    c.request(method, path, body=body, headers=headers)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data
+
+
+def rss_mib(hwm=False):
+    with open("/proc/%d/status" % PID) as f:
+        for line in f:
+            if line.startswith("VmHWM:" if hwm else "VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0
+
+
+class Health(threading.Thread):
+    """Polls /healthz on its own keep-alive connection; records the worst."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.worst, self.n, self.stop, self.err = 0.0, 0, False, None
+        self.conn = http.client.HTTPConnection(HOST, PORT, timeout=10)
+        self.conn.request("GET", "/healthz")  # connected before the case starts
+        self.conn.getresponse().read()
+
+    def run(self):
+        while not self.stop:
+            t = time.monotonic()
+            try:
+                self.conn.request("GET", "/healthz")
+                r = self.conn.getresponse()
+                body = r.read()
+                if r.status != 200 or body != b"ok":
+                    self.err = "healthz %d %r" % (r.status, body)
+            except Exception as e:  # noqa: BLE001 - reported as the failure
+                self.err = "healthz: %s" % e
+                return
+            self.worst = max(self.worst, time.monotonic() - t)
+            self.n += 1
+            time.sleep(0.01)
+
+
+# Known stalls (docs/apiserver.md, Limits): a body of 100,000+ keys is parsed,
+# validated and stored on its loop thread in about 1 s of CPU; until that
+# work moves off the loop, /healthz on the same loop may wait that long.
+HEALTH_SLOW = {"hash": 3.0, "big-body": 3.0}
+
+
+def guarded(name, fn, bound=REQ_MAX):
+    h = Health()
+    h.start()
+    t = time.monotonic()
+    fn()
+    took = time.monotonic() - t
+    time.sleep(0.05)
+    h.stop = True
+    h.join()
+    if took > bound:
+        fail("%s: took %.2f s (bound %.0f s)" % (name, took, bound))
+    if h.err:
+        fail("%s: %s" % (name, h.err))
+    if h.worst > HEALTH_SLOW.get(name, HEALTH_MAX):
+        fail("%s: /healthz took %.2f s meanwhile" % (name, h.worst))
+    print("ok %s: %.2f s, /healthz %d times, worst %.3f s" % (name, took, h.n, h.worst))
+
+
+def expect(status, data, want, text):
+    if status != want or text.encode() not in data:
+        fail("got %d (want %d with %r): %s" % (status, want, text, data[:300]))
+
+
+def cm(name, data=None):
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": name}, "data": data or {}},
+                      separators=(",", ":"))
+
+
+# --- the cases ---------------------------------------------------------------
+
+def case_params():
+    for q in ["watch=1&resourceVersion=99999999999999999999", "watch=1&resourceVersion=-1",
+              "watch=1&resourceVersion=abc", "watch=1&timeoutSeconds=-5",
+              "watch=1&timeoutSeconds=x", "resourceVersion=1e9", "limit=-1", "limit=abc",
+              "limit=99999999999999999999", "resourceVersionMatch=Exact"]:
+        s, d = request("GET", CMS + "?" + q)
+        expect(s, d, 400, '"reason":"BadRequest"')
+    s, d = request("GET", CMS + "?resourceVersion=9223372036854775807")
+    expect(s, d, 504, "Too large resource version")
+    # A watch far in the future: bounded wait, then kube's ERROR event.
+    s, d = request("GET", CMS + "?watch=1&resourceVersion=9223372036854775807")
+    expect(s, d, 200, '"code":504')
+    cpu0 = cpu_ticks()
+    time.sleep(0.5)
+    if cpu_ticks() - cpu0 > 25:  # 0.25 s of CPU in 0.5 s idle: a spinning thread
+        fail("server busy after the watch ended")
+
+
+def cpu_ticks():
+    with open("/proc/%d/stat" % PID) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def case_patch():
+    request("POST", CMS, cm("hp"))
+    ops = [{"op": "add", "path": "/data", "value": {"x": ["y" * 100]}}]
+    ops += [{"op": "copy", "from": "/data/x", "path": "/data/x/-"}] * 40
+    s, d = request("PATCH", CMS + "/hp", json.dumps(ops), "application/json-patch+json")
+    expect(s, d, 422, "accumulated size increase of copy")
+    ops = [{"op": "test", "path": "/kind", "value": "ConfigMap"}] * 20000
+    s, d = request("PATCH", CMS + "/hp", json.dumps(ops), "application/json-patch+json")
+    expect(s, d, 413, "maximum operations in a JSON patch is 10000, got 20000")
+    if rss_mib(hwm=True) > 512:
+        fail("resident memory peaked at %.0f MiB" % rss_mib(hwm=True))
+
+
+def case_yaml():
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: bomb",
+             "  labels:", "    a0: &a0 " + "x" * 60, "data:"]
+    for i in range(1, 12):
+        lines.append("  k%d: &a%d [%s]" % (i, i, ",".join(["*a%d" % (i - 1)] * 10)))
+    s, d = request("POST", CMS, "\n".join(lines) + "\n", "application/yaml")
+    expect(s, d, 400, "aliases would expand the document")
+    deep = "[" * 5000 + "]" * 5000
+    s, d = request("POST", CMS, deep)
+    expect(s, d, 400, "levels")
+    s, d = request("POST", CMS, "a:\n" + "".join("%s- \n" % ("  " * i) for i in range(300)),
+                   "application/yaml")
+    expect(s, d, 400, "levels")
+
+
+def fnv_colliding_keys(n, bits=20):
+    """Keys whose FNV-1a hashes agree in the low `bits` bits: the low bits
+    of FNV depend only on low bits and each step inverts, so a suffix is run
+    backwards to the state some 3-character prefix reaches."""
+    P, mask = 16777619, (1 << bits) - 1
+    pinv = pow(P, -1, 1 << 32)
+    alpha = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+    table = {}
+    for a in alpha:
+        ha = ((2166136261 ^ a) * P) & mask
+        for b in alpha:
+            hb = ((ha ^ b) * P) & mask
+            for c in alpha:
+                table.setdefault(((hb ^ c) * P) & mask, bytes((a, b, c)))
+    keys = []
+    for a in alpha:
+        for b in alpha:
+            for c in alpha:
+                for d in alpha:
+                    s = 0
+                    for ch in (d, c, b, a):
+                        s = ((s * pinv) & mask) ^ ch
+                    pre = table.get(s)
+                    if pre:
+                        keys.append((pre + bytes((a, b, c, d))).decode())
+                        if len(keys) == n:
+                            return keys
+    return keys
+
+
+def case_hash():
+    keys = HASH_KEYS
+    body = cm("collide", {k: "" for k in keys})
+    if not 2_400_000 < len(body) < 3_000_000:
+        fail("body is %d bytes" % len(body))
+    s, d = request("POST", CMS, body)
+    expect(s, d, 201, '"name":"collide"')
+    s, d = request("GET", CMS + "/collide")
+    expect(s, d, 200, keys[-1])
+    s, d = request("PATCH", CMS + "/collide", '{"data":{"x":"y"}}',
+                   "application/merge-patch+json")
+    expect(s, d, 200, '"x":"y"')
+
+
+def case_big_body():
+    body = cm("big", {"k%06d" % i: "v" * 20 for i in range(90000)})
+    s, d = request("POST", CMS, body)
+    expect(s, d, 201, '"name":"big"')
+
+
+def fill(n, conns=16):
+    """n ConfigMaps of about 1 KB, over conns keep-alive connections (the
+    store's writer batches concurrent writes)."""
+    errs = []
+
+    def part(k):
+        c = http.client.HTTPConnection(HOST, PORT, timeout=60)
+        for i in range(k, n, conns):
+            c.request("POST", CMS, cm("f%06d" % i, {"k": "v" * 900}),
+                      {"Content-Type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            if r.status != 201:
+                errs.append(r.status)
+        c.close()
+    ts = [threading.Thread(target=part, args=(k,)) for k in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errs:
+        fail("fill: %s" % errs[:5])
+
+
+def case_big_list():
+    s, d = request("GET", "/api/v1/configmaps")
+    expect(s, d, 200, '"kind":"ConfigMapList"')
+
+
+def case_te():
+    for te in ["chunked, gzip", "gzip, chunked", "gzip"]:
+        sk = socket.create_connection((HOST, PORT), timeout=5)
+        sk.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Transfer-Encoding: %s\r\n\r\n0\r\n\r\n" % (CMS, te)).encode())
+        head = sk.recv(4096).decode(errors="replace")
+        sk.close()
+        if not head.startswith("HTTP/1.1 501"):
+            fail("Transfer-Encoding %s: %s" % (te, head[:100]))
+
+
+def case_watches():
+    n = 1000
+    socks = []
+    for i in range(n):
+        sk = socket.create_connection((HOST, PORT), timeout=30)
+        sk.sendall(("GET %s?watch=1&resourceVersion=%s HTTP/1.1\r\nHost: x\r\n\r\n"
+                    % (CMS, START_RV)).encode())
+        socks.append(sk)
+    events = 20
+    for i in range(events):
+        s, d = request("POST", CMS, cm("w%02d" % i, {"i": str(i)}))
+        expect(s, d, 201, "w%02d" % i)
+    deadline = time.monotonic() + 30
+    for i, sk in enumerate(socks):
+        buf = b""
+        while buf.count(b'"type":"ADDED"') < events:
+            sk.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                chunk = sk.recv(65536)
+            except socket.timeout:
+                chunk = b""
+            if not chunk:
+                fail("watch %d got %d of %d events" % (i, buf.count(b'"ADDED"'), events))
+            buf += chunk
+    peak = rss_mib(hwm=True)
+    for sk in socks:
+        sk.close()
+    if peak > 512:
+        fail("resident memory peaked at %.0f MiB with %d watches" % (peak, n))
+    print("   %d watches, %d events each, peak RSS %.0f MiB" % (n, events, peak))
+
+
+def current_rv():
+    s, d = request("GET", CMS + "?limit=1")
+    return json.loads(d)["metadata"]["resourceVersion"]
+
+
+CASES = {"params": case_params, "patch": case_patch, "yaml": case_yaml, "hash": case_hash,
+         "big-body": case_big_body, "big-list": case_big_list, "te": case_te,
+         "watches": case_watches}
+START_RV = None
+HASH_KEYS = fnv_colliding_keys(200000) if "hash" in sys.argv[4:] else None
+for name in sys.argv[4:]:
+    if name.startswith("fill="):
+        fill(int(name[5:]))
+        continue
+    if name == "watches":
+        START_RV = current_rv()
+    guarded(name, CASES[name], 30.0 if name == "watches" else REQ_MAX)
