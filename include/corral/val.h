@@ -53,6 +53,10 @@ struct corral_val {
         corral_val_t **items;     /* SEQ */
         corral_val_pair_t *pairs; /* MAP */
     };
+    /* MAP with many pairs: an index of its keys (val.c), or NULL. Code that
+     * edits pairs directly instead of through corral_val_set/_del must call
+     * corral_val_index afterwards (or set it NULL). */
+    struct corral_val_ix *ix;
 };
 
 /* Builders. Strings are copied into the arena. */
@@ -71,8 +75,14 @@ corral_val_t *corral_val_dig(const corral_val_t *m, const char *dotted);
 const char *corral_val_get_str(const corral_val_t *m, const char *key);
 /* Set key to v (replacing an existing value in place, else appending). */
 void corral_val_set(corral_arena_t *a, corral_val_t *m, const char *key, corral_val_t *v);
-/* Remove key; returns true when it was present. */
+/* Remove key; returns true when it was present. Deleting from a map with an
+ * index (many pairs) moves its last pair into the deleted one's place:
+ * order is kept for small maps only. */
 bool corral_val_del(corral_val_t *m, const char *key);
+/* (Re)build m's key index when m is a map with many pairs, so that get, set
+ * and del stay O(1) however many keys a client sends; parsers call it on
+ * the maps they build. Cheap for small maps (no index). */
+void corral_val_index(corral_arena_t *a, corral_val_t *m);
 /* Return the map at key, creating an empty one when absent or not a map. */
 corral_val_t *corral_val_ensure_map(corral_arena_t *a, corral_val_t *m, const char *key);
 

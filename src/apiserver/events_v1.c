@@ -43,6 +43,7 @@ static void convert(corral_arena_t *a, corral_val_t *obj, int from, int to, cons
             }
         }
     }
+    corral_val_index(a, obj); /* keys renamed in place */
     corral_val_set(a, obj, "apiVersion", corral_val_new_str(a, api_version));
 }
 

@@ -228,8 +228,10 @@ corral_val_t *corral__fields_out(corral_arena_t *a, const corral_val_t *set)
     }
     if (m && n->n)
         corral_val_set(a, n, ".", node_new(a));
-    if (n->n > 1)
+    if (n->n > 1) {
         qsort(n->pairs, n->n, sizeof(n->pairs[0]), pair_cmp);
+        corral_val_index(a, n); /* positions moved */
+    }
     return n;
 }
 

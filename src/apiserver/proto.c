@@ -521,6 +521,7 @@ static void map_finish(corral_arena_t *a, corral_val_t *m)
         m->pairs[o++] = tmp[i].p;
     }
     m->n = o;
+    corral_val_index(a, m);
 }
 
 static bool is_zero(const corral_val_t *v)

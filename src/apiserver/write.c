@@ -810,6 +810,21 @@ static char patch_type(corral__req_t *r)
     return 0;
 }
 
+/* Does a patched object fit what a request may send (3 MiB)? The
+ * managedFields the server keeps are not the client's and do not count: a
+ * map of many keys has a field set of about its own size. */
+static bool patched_fits(corral_arena_t *a, corral_val_t *work)
+{
+    corral_val_t *meta = corral_val_get(work, "metadata");
+    corral_val_t *mf = corral_val_get(meta, "managedFields");
+    if (mf)
+        corral_val_del(meta, "managedFields");
+    bool fits = corral__val_fits(work, CORRAL_APISERVER_MAX_BODY, CORRAL__PATCH_MAX_DEPTH, NULL);
+    if (mf)
+        corral_val_set(a, meta, "managedFields", mf);
+    return fits;
+}
+
 void corral__h_patch(corral__req_t *r)
 {
     char type = patch_type(r);
@@ -836,8 +851,7 @@ void corral__h_patch(corral__req_t *r)
     int rc = type == 'm'   ? corral__merge_patch(r->a, &work, patch)
              : type == 's' ? corral__strategic_patch(r->a, &work, patch, why, sizeof(why))
                            : corral__json_patch(r->a, &work, patch, why, sizeof(why));
-    if (rc == CORRAL_ETOOBIG || (rc == 0 && !corral__val_fits(work, CORRAL_APISERVER_MAX_BODY,
-                                                              CORRAL__PATCH_MAX_DEPTH, NULL))) {
+    if (rc == CORRAL_ETOOBIG || (rc == 0 && !patched_fits(r->a, work))) {
         corral__status(r, 413, "RequestEntityTooLarge", NULL, NULL, "%s",
                        rc ? why : "the patched object is larger than 3 MiB or nested too deeply");
         return;

@@ -439,6 +439,8 @@ static int after_value(parser_t *P, bool *closed)
     if (P->p < P->end && *P->p == close) {
         P->p++;
         *closed = true;
+        if (f->coll->kind == CORRAL_VAL_MAP)
+            corral_val_index(P->a, f->coll); /* big maps: O(1) lookups from here on */
         return 0;
     }
     return fail(P, P->p, CORRAL_EPARSE, "expected ',' or '%c'", close);

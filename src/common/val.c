@@ -1,11 +1,19 @@
 /*
  * Value tree construction, access and comparison. Maps are kept as arrays of
  * pairs in source order: Kubernetes objects have few keys per map, order
- * matters for faithful round trips, and linear lookup beats hashing at n < 32.
+ * matters for faithful round trips, and linear lookup beats hashing at small
+ * n. A client can send a map of 200,000 keys, though, and every algorithm
+ * that looks keys of one map up in another would then be quadratic; so a
+ * map of IX_MIN or more pairs carries an index of its keys (open addressing
+ * over the seeded hash of corral/hmap.h, so colliding keys cannot be
+ * chosen). The index records the pairs array and count it was built for
+ * and is ignored (linear lookups, still correct) when they no longer
+ * match; corral_val_set keeps it current and rebuilds it.
  */
 #include <math.h>
 #include <string.h>
 
+#include "corral/hmap.h"
 #include "corral/val.h"
 
 corral_val_t *corral_val_new(corral_arena_t *a, corral_val_kind_t kind)
@@ -56,15 +64,90 @@ corral_val_t *corral_val_new_float(corral_arena_t *a, double f)
     return v;
 }
 
+#define IX_MIN 16
+
+struct corral_val_ix {
+    const corral_val_pair_t *pairs; /* what it indexes: valid while m's are these */
+    size_t n;
+    size_t mask;    /* slots - 1; slots is a power of two >= 2n */
+    uint32_t *slot; /* pair index + 1; 0 empty */
+};
+
+static bool ix_valid(const corral_val_t *m)
+{
+    return m->ix && m->ix->pairs == m->pairs && m->ix->n == m->n;
+}
+
+/* Put pair i into the index (its key not there yet). */
+static void ix_insert(struct corral_val_ix *ix, const corral_val_pair_t *pairs, size_t i)
+{
+    size_t h = corral_hash_mem(pairs[i].key->s, pairs[i].key->len) & ix->mask;
+    while (ix->slot[h])
+        h = (h + 1) & ix->mask;
+    ix->slot[h] = (uint32_t)i + 1;
+}
+
+/* The position of key in an indexed map, or -1. */
+static long ix_find(const corral_val_t *m, const char *key, size_t len)
+{
+    const struct corral_val_ix *ix = m->ix;
+    for (size_t h = corral_hash_mem(key, len) & ix->mask; ix->slot[h]; h = (h + 1) & ix->mask) {
+        const corral_val_t *k = m->pairs[ix->slot[h] - 1].key;
+        if (k->len == len && memcmp(k->s, key, len) == 0)
+            return (long)ix->slot[h] - 1;
+    }
+    return -1;
+}
+
+void corral_val_index(corral_arena_t *a, corral_val_t *m)
+{
+    if (!m || m->kind != CORRAL_VAL_MAP || m->n < IX_MIN || m->n > UINT32_MAX / 4) {
+        if (m)
+            m->ix = NULL;
+        return;
+    }
+    size_t slots = 32;
+    while (slots < 2 * m->n + 2)
+        slots *= 2;
+    struct corral_val_ix *ix = m->ix;
+    if (!ix || ix->mask + 1 < slots) {
+        ix = corral_arena_alloc(a, sizeof(*ix));
+        ix->slot = corral_arena_alloc(a, slots * sizeof(*ix->slot));
+        ix->mask = slots - 1;
+    } else {
+        memset(ix->slot, 0, (ix->mask + 1) * sizeof(*ix->slot));
+    }
+    m->ix = NULL;
+    ix->pairs = m->pairs;
+    ix->n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        m->ix = ix; /* a partial index of the first i pairs: first of duplicates wins */
+        ix->n = i;
+        ix->pairs = m->pairs;
+        if (ix_find(m, m->pairs[i].key->s, m->pairs[i].key->len) < 0)
+            ix_insert(ix, m->pairs, i);
+    }
+    ix->n = m->n;
+}
+
+/* The position of key in m, or -1. */
+static long find(const corral_val_t *m, const char *key)
+{
+    if (ix_valid(m))
+        return ix_find(m, key, strlen(key));
+    for (size_t i = 0; i < m->n; i++) {
+        if (strcmp(m->pairs[i].key->s, key) == 0)
+            return (long)i;
+    }
+    return -1;
+}
+
 corral_val_t *corral_val_get(const corral_val_t *m, const char *key)
 {
     if (!m || m->kind != CORRAL_VAL_MAP)
         return NULL;
-    for (size_t i = 0; i < m->n; i++) {
-        if (strcmp(m->pairs[i].key->s, key) == 0)
-            return m->pairs[i].val;
-    }
-    return NULL;
+    long i = find(m, key);
+    return i < 0 ? NULL : m->pairs[i].val;
 }
 
 corral_val_t *corral_val_dig(const corral_val_t *m, const char *dotted)
@@ -93,12 +176,12 @@ const char *corral_val_get_str(const corral_val_t *m, const char *key)
 
 void corral_val_set(corral_arena_t *a, corral_val_t *m, const char *key, corral_val_t *v)
 {
-    for (size_t i = 0; i < m->n; i++) {
-        if (strcmp(m->pairs[i].key->s, key) == 0) {
-            m->pairs[i].val = v;
-            return;
-        }
+    long at = find(m, key);
+    if (at >= 0) {
+        m->pairs[at].val = v;
+        return;
     }
+    bool indexed = ix_valid(m);
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 4;
         m->pairs =
@@ -108,20 +191,65 @@ void corral_val_set(corral_arena_t *a, corral_val_t *m, const char *key, corral_
     m->pairs[m->n].key = corral_val_new_str(a, key);
     m->pairs[m->n].val = v;
     m->n++;
+    if (indexed && 2 * m->n + 2 <= m->ix->mask + 1) {
+        ix_insert(m->ix, m->pairs, m->n - 1);
+        m->ix->pairs = m->pairs;
+        m->ix->n = m->n;
+    } else if (m->n >= IX_MIN) {
+        corral_val_index(a, m); /* grown past its table, or not indexed yet */
+    }
+}
+
+/* Empty slot h of an index, shifting later members of its probe run back
+ * (deletion in linear probing without tombstones). */
+static void ix_remove_slot(struct corral_val_ix *ix, const corral_val_pair_t *pairs, size_t h)
+{
+    size_t hole = h;
+    for (size_t j = (h + 1) & ix->mask; ix->slot[j]; j = (j + 1) & ix->mask) {
+        const corral_val_t *k = pairs[ix->slot[j] - 1].key;
+        size_t home = corral_hash_mem(k->s, k->len) & ix->mask;
+        /* The member at j may move to the hole when its home is not in (hole, j]. */
+        bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            ix->slot[hole] = ix->slot[j];
+            hole = j;
+        }
+    }
+    ix->slot[hole] = 0;
+}
+
+/* The slot holding pair position i of an indexed map. */
+static size_t ix_slot_of(const struct corral_val_ix *ix, const corral_val_pair_t *pairs, size_t i)
+{
+    size_t h = corral_hash_mem(pairs[i].key->s, pairs[i].key->len) & ix->mask;
+    while (ix->slot[h] != i + 1)
+        h = (h + 1) & ix->mask;
+    return h;
 }
 
 bool corral_val_del(corral_val_t *m, const char *key)
 {
     if (!m || m->kind != CORRAL_VAL_MAP)
         return false;
-    for (size_t i = 0; i < m->n; i++) {
-        if (strcmp(m->pairs[i].key->s, key) == 0) {
-            memmove(&m->pairs[i], &m->pairs[i + 1], (m->n - i - 1) * sizeof(*m->pairs));
-            m->n--;
-            return true;
-        }
+    long at = find(m, key);
+    if (at < 0)
+        return false;
+    size_t i = (size_t)at, last = m->n - 1;
+    if (!ix_valid(m)) {
+        memmove(&m->pairs[i], &m->pairs[i + 1], (last - i) * sizeof(*m->pairs));
+        m->n--;
+        return true;
     }
-    return false;
+    /* Indexed (big) map: O(1), the last pair taking the deleted one's place. */
+    struct corral_val_ix *ix = m->ix;
+    ix_remove_slot(ix, m->pairs, ix_slot_of(ix, m->pairs, i));
+    if (i != last) {
+        ix->slot[ix_slot_of(ix, m->pairs, last)] = (uint32_t)i + 1;
+        m->pairs[i] = m->pairs[last];
+    }
+    m->n--;
+    ix->n = m->n;
+    return true;
 }
 
 corral_val_t *corral_val_ensure_map(corral_arena_t *a, corral_val_t *m, const char *key)
@@ -170,6 +298,7 @@ corral_val_t *corral_val_copy(corral_arena_t *a, const corral_val_t *v)
             c->pairs[i].val = corral_val_copy(a, v->pairs[i].val);
         }
         c->n = c->cap = v->n;
+        corral_val_index(a, c);
     }
     return c;
 }

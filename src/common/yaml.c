@@ -680,6 +680,8 @@ static void on_end(loader_t *L)
         return; /* libfyaml never ends what it did not start; be safe anyway */
     frame_t *f = &L->stack[--L->depth];
     frame_keys_free(f);
+    if (f->coll->kind == CORRAL_VAL_MAP)
+        corral_val_index(L->a, f->coll); /* big maps: O(1) lookups from here on */
     if (f->anchor >= 0) {
         L->anchors[f->anchor].size = L->nodes - f->nodes_at_start + 1;
         L->anchors[f->anchor].bytes = L->bytes - f->bytes_at_start + 2;
