@@ -75,6 +75,9 @@ corral_val_t *corral_val_dig(const corral_val_t *m, const char *dotted);
 const char *corral_val_get_str(const corral_val_t *m, const char *key);
 /* Set key to v (replacing an existing value in place, else appending). */
 void corral_val_set(corral_arena_t *a, corral_val_t *m, const char *key, corral_val_t *v);
+/* The same with the key node given (a CORRAL_VAL_STR the caller keeps alive
+ * and unchanged; it may be shared between maps): no copy of the key. */
+void corral_val_put(corral_arena_t *a, corral_val_t *m, corral_val_t *key, corral_val_t *v);
 /* Remove key; returns true when it was present. Deleting from a map with an
  * index (many pairs) moves its last pair into the deleted one's place:
  * order is kept for small maps only. */

@@ -130,24 +130,28 @@ static corral_val_t *fresh(sm_t *s, const corral_val_t *v, const char *path, int
     return corral_val_copy(s->a, v);
 }
 
-static bool same_key(const corral_val_t *a, const corral_val_t *b)
+/* A value's canonical JSON: lists are merged through maps of these, so
+ * that a patch of n items against a list of m costs n + m lookups, not
+ * n * m comparisons. */
+static const char *canon(corral_arena_t *a, const corral_val_t *v)
 {
-    return a && b && corral_val_equal(a, b);
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_val_to_json(v, &b, false);
+    const char *s = corral_arena_strndup(a, b.p ? b.p : "", b.len);
+    corral_buf_fini(&b);
+    return s;
 }
 
-static long find_keyed(const corral_val_t *list, const char *key, const corral_val_t *kv)
+/* Drop the NULL holes removals left in list. */
+static void compact(corral_val_t *list)
 {
-    for (size_t i = 0; list && i < list->n; i++) {
-        if (same_key(corral_val_get(list->items[i], key), kv))
-            return (long)i;
+    size_t o = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        if (list->items[i])
+            list->items[o++] = list->items[i];
     }
-    return -1;
-}
-
-static void remove_at(corral_val_t *list, size_t i)
-{
-    memmove(&list->items[i], &list->items[i + 1], (list->n - i - 1) * sizeof(corral_val_t *));
-    list->n--;
+    list->n = o;
 }
 
 /* A list merged by key: patch elements update the element with the same
@@ -164,6 +168,14 @@ static corral_val_t *merge_keyed(sm_t *s, const corral_val_t *orig, const corral
     }
     corral_val_t *out = orig && orig->kind == CORRAL_VAL_SEQ ? corral_val_copy(s->a, orig)
                                                              : corral_val_new(s->a, CORRAL_VAL_SEQ);
+    /* Position + 1 of each key value in out (the first of duplicates). */
+    corral_val_t *pos = corral_val_new(s->a, CORRAL_VAL_MAP);
+    for (size_t i = 0; i < out->n; i++) {
+        const corral_val_t *k = corral_val_get(out->items[i], key);
+        const char *c = k ? canon(s->a, k) : NULL;
+        if (c && !corral_val_get(pos, c))
+            corral_val_set(s->a, pos, c, corral_val_new_int(s->a, (int64_t)i + 1));
+    }
     for (size_t i = 0; i < patch->n && !s->failed; i++) {
         const corral_val_t *e = patch->items[i];
         if (!e || e->kind != CORRAL_VAL_MAP) {
@@ -179,24 +191,27 @@ static corral_val_t *merge_keyed(sm_t *s, const corral_val_t *orig, const corral
                                      key));
             break;
         }
-        long at = find_keyed(out, key, kv);
+        const char *c = canon(s->a, kv);
+        const corral_val_t *p = corral_val_get(pos, c);
+        long at = p ? (long)p->u.i - 1 : -1;
         const char *d = corral_val_get_str(e, "$patch");
-        if (d && strcmp(d, "delete") == 0) {
-            if (at >= 0)
-                remove_at(out, (size_t)at);
-            continue;
-        }
-        bool deleted = false;
-        corral_val_t *m = merge_map(s, at >= 0 ? out->items[at] : NULL, e, ep, depth + 1, &deleted);
+        bool deleted = d && strcmp(d, "delete") == 0;
+        corral_val_t *m = NULL;
+        if (!deleted)
+            m = merge_map(s, at >= 0 ? out->items[at] : NULL, e, ep, depth + 1, &deleted);
         if (deleted || !m) {
-            if (at >= 0)
-                remove_at(out, (size_t)at);
+            if (at >= 0) {
+                out->items[at] = NULL; /* compacted at the end */
+                corral_val_del(pos, c);
+            }
         } else if (at >= 0) {
             out->items[at] = m;
         } else {
             corral_val_push(s->a, out, m);
+            corral_val_set(s->a, pos, c, corral_val_new_int(s->a, (int64_t)out->n));
         }
     }
+    compact(out);
     return out;
 }
 
@@ -205,12 +220,16 @@ static corral_val_t *merge_set(sm_t *s, const corral_val_t *orig, const corral_v
 {
     corral_val_t *out = orig && orig->kind == CORRAL_VAL_SEQ ? corral_val_copy(s->a, orig)
                                                              : corral_val_new(s->a, CORRAL_VAL_SEQ);
+    corral_val_t *seen = corral_val_new(s->a, CORRAL_VAL_MAP);
+    for (size_t j = 0; j < out->n; j++)
+        corral_val_set(s->a, seen, canon(s->a, out->items[j]), out->items[j]);
     for (size_t i = 0; i < patch->n; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < out->n && !seen; j++)
-            seen = corral_val_equal(out->items[j], patch->items[i]);
-        if (!seen)
-            corral_val_push(s->a, out, corral_val_copy(s->a, patch->items[i]));
+        const char *c = canon(s->a, patch->items[i]);
+        if (corral_val_get(seen, c))
+            continue;
+        corral_val_t *v = corral_val_copy(s->a, patch->items[i]);
+        corral_val_push(s->a, out, v);
+        corral_val_set(s->a, seen, c, v);
     }
     return out;
 }
@@ -227,17 +246,20 @@ static corral_val_t *merge_list(sm_t *s, const corral_val_t *orig, const corral_
 }
 
 /* $deleteFromPrimitiveList/<field>: remove the listed scalars. */
-static void delete_from_list(corral_val_t *out, const char *field, const corral_val_t *values)
+static void delete_from_list(sm_t *s, corral_val_t *out, const char *field,
+                             const corral_val_t *values)
 {
     corral_val_t *l = corral_val_get(out, field);
     if (!l || l->kind != CORRAL_VAL_SEQ || !values || values->kind != CORRAL_VAL_SEQ)
         return;
-    for (size_t i = 0; i < values->n; i++) {
-        for (size_t j = l->n; j-- > 0;) {
-            if (corral_val_equal(l->items[j], values->items[i]))
-                remove_at(l, j);
-        }
+    corral_val_t *drop = corral_val_new(s->a, CORRAL_VAL_MAP);
+    for (size_t i = 0; i < values->n; i++)
+        corral_val_set(s->a, drop, canon(s->a, values->items[i]), values->items[i]);
+    for (size_t j = 0; j < l->n; j++) {
+        if (corral_val_get(drop, canon(s->a, l->items[j])))
+            l->items[j] = NULL;
     }
+    compact(l);
 }
 
 /* $setElementOrder/<field>: the elements it names first, in its order. */
@@ -251,18 +273,23 @@ static void set_order(sm_t *s, corral_val_t *out, const char *field, const corra
     corral_val_t **sorted = corral_arena_alloc(s->a, (l->n + 1) * sizeof(corral_val_t *));
     bool *used = corral_arena_alloc(s->a, l->n + 1);
     size_t n = 0;
+    /* Position + 1 of each element (by key) in l: the first of equal ones. */
+    corral_val_t *pos = corral_val_new(s->a, CORRAL_VAL_MAP);
+    for (size_t j = 0; j < l->n; j++) {
+        const corral_val_t *have =
+            rule && rule->key ? corral_val_get(l->items[j], rule->key) : l->items[j];
+        const char *c = have ? canon(s->a, have) : NULL;
+        if (c && !corral_val_get(pos, c))
+            corral_val_set(s->a, pos, c, corral_val_new_int(s->a, (int64_t)j + 1));
+    }
     for (size_t i = 0; i < order->n; i++) {
         const corral_val_t *want = order->items[i];
         if (rule && rule->key)
             want = corral_val_get(want, rule->key);
-        for (size_t j = 0; j < l->n && want; j++) {
-            const corral_val_t *have =
-                rule && rule->key ? corral_val_get(l->items[j], rule->key) : l->items[j];
-            if (!used[j] && same_key(have, want)) {
-                used[j] = true;
-                sorted[n++] = l->items[j];
-                break;
-            }
+        const corral_val_t *p = want ? corral_val_get(pos, canon(s->a, want)) : NULL;
+        if (p && !used[p->u.i - 1]) {
+            used[p->u.i - 1] = true;
+            sorted[n++] = l->items[p->u.i - 1];
         }
     }
     for (size_t j = 0; j < l->n; j++) {
@@ -273,16 +300,18 @@ static void set_order(sm_t *s, corral_val_t *out, const char *field, const corra
 }
 
 /* Keys of out not in $retainKeys go. */
-static void retain_keys(corral_val_t *out, const corral_val_t *keep)
+static void retain_keys(sm_t *s, corral_val_t *out, const corral_val_t *keep)
 {
     if (!keep || keep->kind != CORRAL_VAL_SEQ)
         return;
+    corral_val_t *kept = corral_val_new(s->a, CORRAL_VAL_MAP);
+    for (size_t j = 0; j < keep->n; j++) {
+        if (keep->items[j]->kind == CORRAL_VAL_STR)
+            corral_val_set(s->a, kept, keep->items[j]->s, keep->items[j]);
+    }
     for (size_t i = out->n; i-- > 0;) {
         const char *k = out->pairs[i].key->s;
-        bool kept = false;
-        for (size_t j = 0; j < keep->n && !kept; j++)
-            kept = keep->items[j]->kind == CORRAL_VAL_STR && strcmp(keep->items[j]->s, k) == 0;
-        if (!kept)
+        if (!corral_val_get(kept, k))
             corral_val_del(out, k);
     }
 }
@@ -344,13 +373,13 @@ static corral_val_t *merge_map(sm_t *s, const corral_val_t *orig, const corral_v
     bool replace = d && !strcmp(d, "replace");
     bool keep = orig && orig->kind == CORRAL_VAL_MAP && !replace;
     corral_val_t *out = keep ? corral_val_copy(s->a, orig) : corral_val_new(s->a, CORRAL_VAL_MAP);
-    retain_keys(out, corral_val_get(patch, "$retainKeys"));
+    retain_keys(s, out, corral_val_get(patch, "$retainKeys"));
     for (size_t i = 0; i < patch->n && !s->failed; i++) {
         const char *k = patch->pairs[i].key->s;
         const corral_val_t *v = patch->pairs[i].val;
         const char *f = prefixed(k, "$deleteFromPrimitiveList/");
         if (f)
-            delete_from_list(out, f, v);
+            delete_from_list(s, out, f, v);
         else if (!is_directive(k))
             merge_key(s, out, k, v, path, depth + 1);
     }
@@ -392,5 +421,5 @@ char corral__list_type(const char *path, const char **key)
 {
     const list_rule_t *rule = rule_for(path);
     *key = rule ? rule->key : NULL;
-    return !rule ? 'a' : rule->key ? 'k' : 's';
+    return (char)(!rule ? 'a' : rule->key ? 'k' : 's');
 }

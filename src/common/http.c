@@ -1,10 +1,9 @@
 /*
- * The HTTP/1.1 request parser of the API server and the agent's log server (see corral/http.h): a request
- * head parsed in place, without allocation, and retried from the start when
- * more bytes arrive (heads are small, so re-scanning costs less than keeping
- * state); a chunked-body decoder that is a byte-level state machine; and
- * percent-decoding. Everything a client sends passes through here first, so
- * each function checks bounds on every byte and is fuzzed.
+ * The HTTP/1.1 request parser of the API server and the agent's log server (see corral/http.h): a
+ * request head parsed in place, without allocation, and retried from the start when more bytes
+ * arrive (heads are small, so re-scanning costs less than keeping state); a chunked-body decoder
+ * that is a byte-level state machine; and percent-decoding. Everything a client sends passes
+ * through here first, so each function checks bounds on every byte and is fuzzed.
  */
 #include <ctype.h>
 #include <string.h>

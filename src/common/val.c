@@ -174,13 +174,29 @@ const char *corral_val_get_str(const corral_val_t *m, const char *key)
     return (v && v->kind == CORRAL_VAL_STR) ? v->s : NULL;
 }
 
+static void append(corral_arena_t *a, corral_val_t *m, corral_val_t *key, corral_val_t *v);
+
 void corral_val_set(corral_arena_t *a, corral_val_t *m, const char *key, corral_val_t *v)
 {
     long at = find(m, key);
-    if (at >= 0) {
+    if (at >= 0)
         m->pairs[at].val = v;
-        return;
-    }
+    else
+        append(a, m, corral_val_new_str(a, key), v);
+}
+
+void corral_val_put(corral_arena_t *a, corral_val_t *m, corral_val_t *key, corral_val_t *v)
+{
+    long at = ix_valid(m) ? ix_find(m, key->s, key->len) : find(m, key->s);
+    if (at >= 0)
+        m->pairs[at].val = v;
+    else
+        append(a, m, key, v);
+}
+
+/* Append a pair whose key is not in m. */
+static void append(corral_arena_t *a, corral_val_t *m, corral_val_t *key, corral_val_t *v)
+{
     bool indexed = ix_valid(m);
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 4;
@@ -188,7 +204,7 @@ void corral_val_set(corral_arena_t *a, corral_val_t *m, const char *key, corral_
             corral_arena_grow(a, m->pairs, m->cap * sizeof(*m->pairs), cap * sizeof(*m->pairs));
         m->cap = cap;
     }
-    m->pairs[m->n].key = corral_val_new_str(a, key);
+    m->pairs[m->n].key = key;
     m->pairs[m->n].val = v;
     m->n++;
     if (indexed && 2 * m->n + 2 <= m->ix->mask + 1) {

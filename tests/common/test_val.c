@@ -115,3 +115,61 @@ Test(val, arena_large_and_many)
     cr_assert_eq(a.used, 0);
     corral_arena_fini(&a);
 }
+
+/* Maps of many keys are indexed: get, set and del agree with a plain model
+ * of the map through thousands of mixed operations, deletes keep every
+ * other key reachable, and an index left stale by direct edits of pairs is
+ * ignored rather than trusted. */
+Test(val, big_maps_stay_consistent)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_val_t *m = corral_val_new(&a, CORRAL_VAL_MAP);
+    enum { N = 5000 };
+    static int model[N]; /* value + 1, 0 absent */
+    memset(model, 0, sizeof(model));
+    unsigned seed = 12345;
+    char key[32];
+    for (int step = 0; step < 40000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % N), op = (int)((seed >> 20) % 3);
+        snprintf(key, sizeof(key), "key-%d", k);
+        if (op < 2) {
+            corral_val_set(&a, m, key, corral_val_new_int(&a, step));
+            model[k] = step + 1;
+        } else {
+            cr_assert_eq(corral_val_del(m, key), model[k] != 0, "del %s at %d", key, step);
+            model[k] = 0;
+        }
+    }
+    size_t live = 0;
+    for (int k = 0; k < N; k++) {
+        snprintf(key, sizeof(key), "key-%d", k);
+        corral_val_t *v = corral_val_get(m, key);
+        if (model[k]) {
+            cr_assert_not_null(v, "%s lost", key);
+            cr_assert_eq(v->u.i, model[k] - 1, "%s", key);
+            live++;
+        } else {
+            cr_assert_null(v, "%s present after delete", key);
+        }
+    }
+    cr_assert_eq(m->n, live);
+    /* A copy is indexed too, and equal whatever the order of its pairs. */
+    corral_val_t *c = corral_val_copy(&a, m);
+    cr_assert(corral_val_equal(m, c));
+    /* Reverse the pairs by hand and re-index, as a caller editing pairs must. */
+    for (size_t i = 0; i < c->n / 2; i++) {
+        corral_val_pair_t t = c->pairs[i];
+        c->pairs[i] = c->pairs[c->n - 1 - i];
+        c->pairs[c->n - 1 - i] = t;
+    }
+    corral_val_index(&a, c);
+    cr_assert(corral_val_equal(m, c));
+    /* Removing a pair by hand without re-indexing: lookups stay correct. */
+    const char *last = c->pairs[c->n - 1].key->s;
+    c->n--;
+    cr_assert_null(corral_val_get(c, last));
+    cr_assert_not_null(corral_val_get(c, c->pairs[0].key->s));
+    corral_arena_fini(&a);
+}
