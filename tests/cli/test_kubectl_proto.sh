@@ -95,10 +95,14 @@ created "clusterrolebinding.rbac.authorization.k8s.io/ml-nodes created" create \
     clusterrolebinding ml-nodes --clusterrole=node-viewer --group=ml
 field clusterrolebinding ml-nodes subjects.0 '{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"ml"}'
 
-# TODO(res): serviceaccount, quota and service once the server serves them:
-#   create serviceaccount builder -n team-a
-#   create quota small -n team-a --hard=pods=3
-#   create service clusterip web -n team-a --tcp=80:8080
+created "serviceaccount/builder created" create serviceaccount builder -n team-a
+field serviceaccount builder -n team-a metadata.name builder
+
+created "resourcequota/small created" create quota small -n team-a --hard=pods=3
+field resourcequota small -n team-a spec.hard.pods 3
+
+created "service/web created" create service clusterip web -n team-a --tcp=80:8080
+field service web -n team-a spec.ports.0.targetPort 8080
 
 # auth can-i: a SelfSubjectAccessReview in protobuf, answered in JSON.
 expect_exit 0 K auth can-i create pods -n team-a -v=8

@@ -5,10 +5,8 @@
 # ResourceQuotas and LimitRanges created from files, and cluster-info.
 #
 # kubectl 1.32 sends protobuf bodies for `create token`, `auth whoami`,
-# `auth can-i` and its `create` generators. Until the server decodes them
-# (the proto branch), those commands are run only when the server accepts
-# protobuf (PROTO below), and the same requests are made meanwhile with
-# JSON bodies through `kubectl create --raw`.
+# `auth can-i` and its `create` generators; the same requests are also made
+# with JSON bodies through `kubectl create --raw`.
 . tests/cli/lib.bash
 . tests/cli/apiserver_lib.bash
 . tests/cli/kube_lib.bash
@@ -29,13 +27,8 @@ write_kubeconfig "$TMP/alice.kubeconfig" "https://127.0.0.1:$PORT" alice-token-0
 K() { "$KUBECTL" --kubeconfig "$TMP/admin.kubeconfig" --request-timeout=20s "$@"; }
 A() { "$KUBECTL" --kubeconfig "$TMP/alice.kubeconfig" --request-timeout=20s "$@"; }
 
-# Does the server take kubectl's protobuf bodies yet?
-PROTO=0
-OUT=$(K auth whoami 2>&1) && PROTO=1
-case $OUT in
-*UnsupportedMediaType*) ;;
-*) [ "$PROTO" = 1 ] || fail "auth whoami failed otherwise than for protobuf: $OUT" ;;
-esac
+expect_exit 0 K auth whoami
+expect_out "admin"
 
 # --- discovery --------------------------------------------------------------------------------
 expect_exit 0 K api-resources
@@ -163,23 +156,19 @@ expect_exit 0 K get vcjob pretrain-8gpu -o jsonpath='{.spec.tasks[0].replicas}'
 expect_exit 0 K get --raw /apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs/pretrain-8gpu/scale
 expect_out '"status":{"replicas":0,"selector":"volcano.sh/job-name=pretrain-8gpu"}'
 
-# --- the protobuf commands, once the server takes protobuf bodies -------------------------------
-if [ "$PROTO" = 1 ]; then
-    expect_exit 0 K create serviceaccount robot2
-    expect_exit 0 K create token robot --duration=20m
-    TOKEN2=$OUT
-    expect_exit 0 K --token="$TOKEN2" auth whoami
-    expect_out "system:serviceaccount:default:robot"
-    expect_exit 0 A auth can-i --list
-    expect_out "selfsubjectreviews.authentication.k8s.io"
-    expect_exit 1 K --as=alice --as-group=dev auth can-i list pods
-    expect_out "no"
-    expect_exit 0 K --as=bob auth whoami
-    expect_out "bob"
-    expect_exit 0 K create service clusterip web2 --tcp=80:8080
-    expect_exit 0 K create quota q2 --hard=pods=5
-else
-    echo "note: protobuf bodies not accepted yet; kubectl create token/auth whoami/can-i skipped"
-fi
+# --- the commands kubectl sends in protobuf ----------------------------------------------------
+expect_exit 0 K create serviceaccount robot2
+expect_exit 0 K create token robot --duration=20m
+TOKEN2=$OUT
+expect_exit 0 K --token="$TOKEN2" auth whoami
+expect_out "system:serviceaccount:default:robot"
+expect_exit 0 A auth can-i --list
+expect_out "selfsubjectreviews.authentication.k8s.io"
+expect_exit 1 K --as=alice --as-group=dev auth can-i list pods
+expect_out "no"
+expect_exit 0 K --as=bob auth whoami
+expect_out "bob"
+expect_exit 0 K create service clusterip web2 --tcp=80:8080
+expect_exit 0 K create quota q2 --hard=pods=5
 
 finish
