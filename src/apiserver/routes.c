@@ -265,4 +265,21 @@ void corral_apiserver_print_routes(FILE *fp)
                 "Every resource supports get, list, watch, create, update, patch, delete and\n"
                 "deletecollection.\n\n");
     corral__print_resources(fp);
+    fprintf(fp,
+            "\n## Not served\n\n"
+            "Requests for these get 404 (or 405), as from a kube-apiserver without them:\n\n"
+            "- Workload APIs Corral's controllers do not run: `apps/v1` (Deployments,\n"
+            "  ReplicaSets, StatefulSets, DaemonSets), `batch/v1` Jobs and CronJobs,\n"
+            "  `autoscaling` HorizontalPodAutoscalers, PodDisruptionBudgets.\n"
+            "- Networking and storage: Ingress, NetworkPolicy, EndpointSlices,\n"
+            "  PersistentVolumes and claims, StorageClasses, CSI objects.\n"
+            "- CustomResourceDefinitions and API aggregation (`apiextensions.k8s.io`,\n"
+            "  `apiregistration.k8s.io`): the Volcano, KServe and Corral kinds are built in.\n"
+            "- Admission webhooks, certificates (CSRs), TokenReview, SubjectAccessReview\n"
+            "  and LocalSubjectAccessReview, FlowSchemas.\n"
+            "- Subresources `pods/exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers`,\n"
+            "  `resize`; `nodes/proxy`; `services/proxy`.\n"
+            "- Protobuf and CBOR answers (requests in protobuf are decoded; answers are JSON),\n"
+            "  `sendInitialEvents` watches, the aggregated discovery document\n"
+            "  (`application/json;g=apidiscovery.k8s.io`; clients fall back).\n");
 }
