@@ -198,6 +198,23 @@ int corral_store_list(corral_store_reader_t *r, const char *resource, const char
                       const char *after_ns, const char *after_name,
                       int (*fn)(void *ctx, const corral_store_row_t *row), void *ctx, int64_t *rev);
 
+/*
+ * The same list read in steps: list_begin opens the read transaction (*rev
+ * its revision); each list_next hands rows to fn until fn returns
+ * CORRAL_STORE_PAUSE (returns 1: call again for the rows after that one),
+ * another non-zero value or the last row (returns 0), or an error
+ * (CORRAL_EIO); list_end ends the transaction. Every row comes from the one
+ * snapshot of list_begin, whatever is written meanwhile. The reader serves
+ * nothing else until list_end (list_begin again: CORRAL_EINVAL); keeping a
+ * snapshot open holds back the WAL checkpoint, so finish promptly.
+ */
+#define CORRAL_STORE_PAUSE 2
+int corral_store_list_begin(corral_store_reader_t *r, const char *resource, const char *ns,
+                            const char *after_ns, const char *after_name, int64_t *rev);
+int corral_store_list_next(corral_store_reader_t *r,
+                           int (*fn)(void *ctx, const corral_store_row_t *row), void *ctx);
+void corral_store_list_end(corral_store_reader_t *r);
+
 /* Count objects of resource (ns NULL: all) — namespaces deletion, tests. */
 int corral_store_count(corral_store_reader_t *r, const char *resource, const char *ns,
                        int64_t *count);

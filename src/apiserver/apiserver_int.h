@@ -49,6 +49,15 @@
 #define CORRAL__GIT_VERSION   "v1.20.0-corral.0.1.0"
 #define CORRAL__SA_KEY_LEN    32
 
+/* Reads done in slices (server.c): big lists and a watch's initial events
+ * are rendered CORRAL__SLICE_US of loop time at a time from a snapshot
+ * reader of their own, so other connections of the loop wait at most about
+ * that long; at most CORRAL__MAX_SNAPS such reads per loop (further ones run
+ * at once on the loop's reader, as before), CORRAL__SPARE_SNAPS kept idle. */
+#define CORRAL__SLICE_US    10000
+#define CORRAL__MAX_SNAPS   8
+#define CORRAL__SPARE_SNAPS 2
+
 typedef struct corral__conn corral__conn_t;
 typedef struct corral__loop corral__loop_t;
 typedef struct corral__watch corral__watch_t;
@@ -132,6 +141,9 @@ struct corral__loop {
     pthread_mutex_t mu;
     corral_store_op_t *done_head, *done_tail; /* completed ops, linked by next */
     corral_store_reader_t *rd;
+    corral_store_reader_t *spare[CORRAL__SPARE_SNAPS]; /* idle snapshot readers */
+    int nspare;
+    int nsnaps; /* snapshot readers handed out */
     corral__watch_t *watchers;
     corral__conn_t *conns;
     size_t nconns;
@@ -205,6 +217,17 @@ struct bufferevent *corral__conn_bev(corral__conn_t *c);
 corral__req_t *corral__conn_req(corral__conn_t *c);
 /* Close the connection after what is queued has been sent. */
 void corral__conn_close_after_write(corral__conn_t *c);
+
+/* A snapshot reader for a read done in slices, or NULL when the loop has
+ * CORRAL__MAX_SNAPS out or one cannot be opened (then read at once on
+ * loop->rd). Give it back when the read ends (list_end done or not). */
+corral_store_reader_t *corral__snap_take(corral__loop_t *loop);
+void corral__snap_give(corral__loop_t *loop, corral_store_reader_t *rd);
+/* Monotonic microseconds; a slice ends once now - t0 >= CORRAL__SLICE_US. */
+int64_t corral__mono_us(void);
+/* Run fn(-1, EV_TIMEOUT, arg) on the loop soon, after it has polled its
+ * sockets; *ev is created on first use (the caller event_frees it). */
+void corral__later(corral__loop_t *loop, struct event **ev, event_callback_fn fn, void *arg);
 
 /* Submit a store op for r: counts it in r->pending and routes its completion
  * back to r's loop, where r->cont runs. */

@@ -91,6 +91,14 @@ typedef struct list_ctx {
     corral_buf_t *out;
     const corral__res_t *res;
     int table; /* CORRAL__TABLE_* */
+    /* A list read in slices (corral__snap_take) and its slice's start. */
+    corral_store_reader_t *snap;
+    struct event *ev;
+    int64_t slice_t0;
+    int64_t rev;
+    bool have_tok;
+    token_t tok;
+    corral_buf_t b;
 } list_ctx_t;
 
 static int list_row(void *arg, const corral_store_row_t *row)
@@ -111,6 +119,8 @@ static int list_row(void *arg, const corral_store_row_t *row)
     }
     snprintf(c->last_ns, sizeof(c->last_ns), "%s", row->ns);
     snprintf(c->last_name, sizeof(c->last_name), "%s", row->name);
+    if (c->snap && corral__mono_us() - c->slice_t0 >= CORRAL__SLICE_US)
+        return CORRAL_STORE_PAUSE; /* the rest on a later turn of the loop */
     return 0;
 }
 
@@ -175,6 +185,85 @@ static bool list_params(corral__req_t *r, list_ctx_t *c, token_t *tok, bool *hav
     return list_rv(r, *have_tok);
 }
 
+/* The list's end: metadata, continue token, the reply. */
+static void list_finish(corral__req_t *r, list_ctx_t *c)
+{
+    corral_buf_t *b = &c->b;
+    int64_t rev = c->have_tok ? c->tok.rev : c->rev;
+    const char *cont = NULL;
+    if (c->more) {
+        corral_buf_t key, enc;
+        corral_buf_init(&key);
+        corral_buf_init(&enc);
+        corral_buf_printf(&key, "%lld/%s/%s", (long long)rev, c->last_ns, c->last_name);
+        corral_base64_encode(key.p, key.len, CORRAL_B64_URL, &enc);
+        cont = corral_arena_strndup(r->a, enc.p, enc.len);
+        corral_buf_fini(&key);
+        corral_buf_fini(&enc);
+    }
+    if (c->table) {
+        corral__table_end(b, rev, cont);
+    } else {
+        corral_buf_printf(b, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)rev);
+        if (cont) {
+            corral_buf_puts(b, ",\"continue\":");
+            corral_json_quote(b, cont, strlen(cont));
+        }
+        corral_buf_puts(b, "}}");
+    }
+    corral__reply_buf(r, 200, b);
+}
+
+/* Free what a sliced list holds (also when the client goes away). */
+static void list_release(corral__req_t *r)
+{
+    list_ctx_t *c = r->hctx;
+    if (!c)
+        return;
+    if (c->ev)
+        event_free(c->ev);
+    corral__snap_give(r->loop, c->snap);
+    corral_buf_fini(&c->b);
+    corral_free(c);
+    r->hctx = NULL;
+    r->cleanup = NULL;
+}
+
+/* Release the list's state and answer (rc < 0: a store error). */
+static void list_done(corral__req_t *r, int rc)
+{
+    list_ctx_t done = *(list_ctx_t *)r->hctx;
+    corral_buf_init(&((list_ctx_t *)r->hctx)->b); /* the answer takes the buffer over */
+    list_release(r);
+    if (rc < 0) {
+        corral_buf_fini(&done.b);
+        corral__internal(r, rc);
+        return;
+    }
+    list_finish(r, &done);
+}
+
+/* One slice of a list; the next is queued behind the loop's other work. */
+static void list_slice(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    corral__req_t *r = arg;
+    list_ctx_t *c = r->hctx;
+    c->slice_t0 = corral__mono_us();
+    int rc = corral_store_list_next(c->snap, list_row, c);
+    if (rc == 1) {
+        corral__later(r->loop, &c->ev, list_slice, r);
+        return;
+    }
+    list_done(r, rc);
+}
+
+/* A list is read from a snapshot of its own in slices of CORRAL__SLICE_US
+ * (one read transaction: every slice sees the state of the first, and the
+ * list carries that revision); the answer is sent whole once complete, as
+ * before. When the loop has no snapshot reader to spare it is read at once
+ * on the loop's reader. */
 void corral__h_list(corral__req_t *r)
 {
     bool watch = false;
@@ -184,57 +273,40 @@ void corral__h_list(corral__req_t *r)
         corral__h_watch(r);
         return;
     }
-    list_ctx_t c;
-    memset(&c, 0, sizeof(c));
-    token_t tok;
-    bool have_tok = false;
-    if (!list_params(r, &c, &tok, &have_tok))
+    list_ctx_t *c = corral_calloc(1, sizeof(*c));
+    r->hctx = c;
+    r->cleanup = list_release;
+    if (!list_params(r, c, &c->tok, &c->have_tok)) {
+        list_release(r);
         return;
-    corral_buf_t b;
-    corral_buf_init(&b);
-    c.out = &b;
-    c.res = r->res;
-    c.table = corral__table_mode(r);
-    if (c.table) {
-        corral__table_begin(&b, r->res);
-    } else {
-        corral_buf_puts(&b, "{\"kind\":");
-        corral_json_quote(&b, r->res->list_kind, strlen(r->res->list_kind));
-        corral_buf_puts(&b, ",\"apiVersion\":");
-        corral_json_quote(&b, r->res->info->api_version, strlen(r->res->info->api_version));
-        corral_buf_puts(&b, ",\"items\":[");
     }
-    int64_t rev = 0;
+    corral_buf_t *b = &c->b;
+    corral_buf_init(b);
+    c->out = b;
+    c->res = r->res;
+    c->table = corral__table_mode(r);
+    if (c->table) {
+        corral__table_begin(b, r->res);
+    } else {
+        corral_buf_puts(b, "{\"kind\":");
+        corral_json_quote(b, r->res->list_kind, strlen(r->res->list_kind));
+        corral_buf_puts(b, ",\"apiVersion\":");
+        corral_json_quote(b, r->res->info->api_version, strlen(r->res->info->api_version));
+        corral_buf_puts(b, ",\"items\":[");
+    }
     const char *ns = r->res->info->namespaced ? r->ns : NULL;
-    int rc = corral_store_list(r->loop->rd, r->res->key, ns, have_tok ? tok.ns : NULL,
-                               have_tok ? tok.name : NULL, list_row, &c, &rev);
+    const char *after_ns = c->have_tok ? c->tok.ns : NULL;
+    const char *after = c->have_tok ? c->tok.name : NULL;
+    c->snap = corral__snap_take(r->loop);
+    int rc = c->snap ? corral_store_list_begin(c->snap, r->res->key, ns, after_ns, after, &c->rev)
+                     : corral_store_list(r->loop->rd, r->res->key, ns, after_ns, after, list_row, c,
+                                         &c->rev);
     if (rc) {
-        corral_buf_fini(&b);
-        corral__internal(r, rc);
+        list_done(r, rc);
         return;
     }
-    if (have_tok)
-        rev = tok.rev;
-    const char *cont = NULL;
-    if (c.more) {
-        corral_buf_t key, enc;
-        corral_buf_init(&key);
-        corral_buf_init(&enc);
-        corral_buf_printf(&key, "%lld/%s/%s", (long long)rev, c.last_ns, c.last_name);
-        corral_base64_encode(key.p, key.len, CORRAL_B64_URL, &enc);
-        cont = corral_arena_strndup(r->a, enc.p, enc.len);
-        corral_buf_fini(&key);
-        corral_buf_fini(&enc);
-    }
-    if (c.table) {
-        corral__table_end(&b, rev, cont);
-    } else {
-        corral_buf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)rev);
-        if (cont) {
-            corral_buf_puts(&b, ",\"continue\":");
-            corral_json_quote(&b, cont, strlen(cont));
-        }
-        corral_buf_puts(&b, "}}");
-    }
-    corral__reply_buf(r, 200, &b);
+    if (c->snap)
+        list_slice(-1, 0, r);
+    else
+        list_done(r, 0);
 }

@@ -71,7 +71,7 @@ static void evthread_init(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static int64_t now_us(void)
+int64_t corral__mono_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -133,7 +133,8 @@ static void log_request(corral__conn_t *c)
         return;
     fprintf(stderr, "apiserver: %s %s%s%.*s %d %.1fms\n", c->req.method, c->req.path,
             c->req.query ? "?" : "", (int)(c->req.query ? c->req.query_len : 0),
-            c->req.query ? c->req.query : "", c->code, (double)(now_us() - c->t0_us) / 1000.0);
+            c->req.query ? c->req.query : "", c->code,
+            (double)(corral__mono_us() - c->t0_us) / 1000.0);
 }
 
 /* The response is queued: reset for the next request on this connection. */
@@ -352,7 +353,7 @@ static void dispatch(corral__conn_t *c)
         return;
     }
     r->path = path;
-    c->t0_us = now_us();
+    c->t0_us = corral__mono_us();
     corral__dispatch(r);
 }
 
@@ -576,6 +577,43 @@ static void publish_cb(void *ctx)
     event_active(loop->wake, EV_READ, 0);
 }
 
+/* --- reads in slices ------------------------------------------------------------------ */
+
+corral_store_reader_t *corral__snap_take(corral__loop_t *loop)
+{
+    if (loop->nsnaps >= CORRAL__MAX_SNAPS)
+        return NULL;
+    corral_store_reader_t *rd = NULL;
+    if (loop->nspare)
+        rd = loop->spare[--loop->nspare];
+    else if (corral_store_reader_open(loop->srv->store, &rd) != 0)
+        return NULL;
+    loop->nsnaps++;
+    return rd;
+}
+
+void corral__snap_give(corral__loop_t *loop, corral_store_reader_t *rd)
+{
+    if (!rd)
+        return;
+    corral_store_list_end(rd);
+    loop->nsnaps--;
+    if (loop->nspare < CORRAL__SPARE_SNAPS)
+        loop->spare[loop->nspare++] = rd;
+    else
+        corral_store_reader_close(rd);
+}
+
+void corral__later(corral__loop_t *loop, struct event **ev, event_callback_fn fn, void *arg)
+{
+    if (!*ev)
+        *ev = evtimer_new(loop->base, fn, arg);
+    /* A zero timer, not event_active: timers run after the loop has polled
+     * its sockets, so other connections get their turn between slices. */
+    struct timeval zero = {0, 0};
+    evtimer_add(*ev, &zero);
+}
+
 /* --- sockets and loops ----------------------------------------------------------------- */
 
 static int split_hostport(const char *listen, char *host, size_t hlen, char *port, size_t plen)
@@ -719,6 +757,8 @@ static void loop_fini(corral__loop_t *loop)
     if (loop->base)
         event_base_free(loop->base);
     corral_store_reader_close(loop->rd);
+    while (loop->nspare)
+        corral_store_reader_close(loop->spare[--loop->nspare]);
     pthread_mutex_destroy(&loop->mu);
 }
 

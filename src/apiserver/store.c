@@ -374,6 +374,7 @@ struct corral_store_reader {
     corral_store_t *s;
     sqlite3 *db;
     sqlite3_stmt *st[RS_COUNT_];
+    sqlite3_stmt *cur; /* the list between list_begin and list_end */
 };
 
 int corral_store_reader_open(corral_store_t *s, corral_store_reader_t **out)
@@ -399,6 +400,7 @@ void corral_store_reader_close(corral_store_reader_t *r)
 {
     if (!r)
         return;
+    corral_store_list_end(r);
     for (int i = 0; i < RS_COUNT_; i++)
         sqlite3_finalize(r->st[i]);
     sqlite3_close(r->db);
@@ -451,25 +453,37 @@ int corral_store_get(corral_store_reader_t *r, const char *resource, const char 
     return 0;
 }
 
-int corral_store_list(corral_store_reader_t *r, const char *resource, const char *ns,
-                      const char *after_ns, const char *after_name,
-                      int (*fn)(void *ctx, const corral_store_row_t *row), void *ctx, int64_t *rev)
+int corral_store_list_begin(corral_store_reader_t *r, const char *resource, const char *ns,
+                            const char *after_ns, const char *after_name, int64_t *rev)
 {
-    /* One read transaction: the rows and the revision are one snapshot. */
+    if (r->cur)
+        return CORRAL_EINVAL;
+    /* One read transaction until list_end: the rows and the revision are one
+     * snapshot, however many calls of list_next read them. */
     if (step_done(r->st[RS_BEGIN]) != 0)
         return CORRAL_EIO;
     *rev = scalar(r->st[RS_REV]);
     int which = ns ? (after_name ? RS_LIST_NS_AFTER : RS_LIST_NS)
                    : (after_name ? RS_LIST_ALL_AFTER : RS_LIST_ALL);
     sqlite3_stmt *st = r->st[which];
-    sqlite3_bind_text(st, 1, resource, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, resource, -1, SQLITE_TRANSIENT);
     if (ns)
-        sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, ns, -1, SQLITE_TRANSIENT);
     if (after_name) {
         if (!ns)
-            sqlite3_bind_text(st, 3, after_ns ? after_ns : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, after_name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, after_ns ? after_ns : "", -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, after_name, -1, SQLITE_TRANSIENT);
     }
+    r->cur = st;
+    return 0;
+}
+
+int corral_store_list_next(corral_store_reader_t *r,
+                           int (*fn)(void *ctx, const corral_store_row_t *row), void *ctx)
+{
+    sqlite3_stmt *st = r->cur;
+    if (!st)
+        return 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         corral_store_row_t row = {
@@ -483,15 +497,37 @@ int corral_store_list(corral_store_reader_t *r, const char *resource, const char
         };
         if (!row.attrs)
             row.attrs = "";
-        if (fn(ctx, &row) != 0) {
-            rc = SQLITE_DONE;
-            break;
-        }
+        int f = fn(ctx, &row);
+        if (f == CORRAL_STORE_PAUSE)
+            return 1;
+        if (f != 0)
+            return 0;
     }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    step_done(r->st[RS_COMMIT]);
     return rc == SQLITE_DONE ? 0 : CORRAL_EIO;
+}
+
+void corral_store_list_end(corral_store_reader_t *r)
+{
+    if (!r->cur)
+        return;
+    sqlite3_reset(r->cur);
+    sqlite3_clear_bindings(r->cur);
+    r->cur = NULL;
+    step_done(r->st[RS_COMMIT]);
+}
+
+int corral_store_list(corral_store_reader_t *r, const char *resource, const char *ns,
+                      const char *after_ns, const char *after_name,
+                      int (*fn)(void *ctx, const corral_store_row_t *row), void *ctx, int64_t *rev)
+{
+    int rc = corral_store_list_begin(r, resource, ns, after_ns, after_name, rev);
+    if (rc)
+        return rc;
+    do
+        rc = corral_store_list_next(r, fn, ctx);
+    while (rc == 1);
+    corral_store_list_end(r);
+    return rc;
 }
 
 int corral_store_count(corral_store_reader_t *r, const char *resource, const char *ns,

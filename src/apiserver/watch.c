@@ -45,6 +45,11 @@ struct corral__watch {
     int table;      /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
     int64_t future; /* a resourceVersion ahead of the store: wait for it, bounded */
     struct event *timeout_ev, *bookmark_ev, *future_ev;
+    /* The initial ADDED events, read in slices from a snapshot (snap) at
+     * revision snap_rev; NULL once sent. */
+    corral_store_reader_t *snap;
+    int64_t snap_rev, slice_t0;
+    struct event *init_ev;
 };
 
 static const char *type_name(corral_store_ev_type_t t)
@@ -96,7 +101,11 @@ static void unlink_watch(corral__watch_t *w)
         event_free(w->bookmark_ev);
     if (w->future_ev)
         event_free(w->future_ev);
-    w->timeout_ev = w->bookmark_ev = w->future_ev = NULL;
+    if (w->init_ev)
+        event_free(w->init_ev);
+    w->timeout_ev = w->bookmark_ev = w->future_ev = w->init_ev = NULL;
+    corral__snap_give(loop, w->snap);
+    w->snap = NULL;
 }
 
 /* The connection went away. */
@@ -282,8 +291,8 @@ static bool pump_ring(corral__watch_t *w)
 
 static void pump(corral__watch_t *w)
 {
-    if (w->ended)
-        return;
+    if (w->ended || w->snap)
+        return; /* ended, or still sending the initial events */
     if (w->future) {
         if (corral_store_revision(w->loop->srv->store) < w->future)
             return; /* not there yet; on_future ends the wait */
@@ -340,7 +349,7 @@ static void on_bookmark(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     corral__watch_t *w = arg;
-    if (w->disk || w->paused)
+    if (w->disk || w->paused || w->snap)
         return; /* a bookmark must not run ahead of events still to send */
     const corral_kind_info_t *k = w->res->info;
     char obj[256];
@@ -378,16 +387,53 @@ static void on_future(evutil_socket_t fd, short what, void *arg)
 
 /* --- starting a watch --------------------------------------------------------------------- */
 
-typedef struct init_ctx {
-    corral__watch_t *w;
-} init_ctx_t;
-
 static int initial_row(void *arg, const corral_store_row_t *row)
 {
-    corral__watch_t *w = ((init_ctx_t *)arg)->w;
+    corral__watch_t *w = arg;
     if (corral__filter_match(&w->filter, row->attrs, row->attrs_len))
         emit(w, "ADDED", row->json, row->json_len);
+    if (w->snap && corral__mono_us() - w->slice_t0 >= CORRAL__SLICE_US)
+        return CORRAL_STORE_PAUSE;
     return 0;
+}
+
+/* One slice of the initial events; after the last, the changes made since
+ * the snapshot follow. A read error ends the initial list where it is (as
+ * before: the events sent so far, then the changes). */
+static void initial_slice(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    corral__watch_t *w = arg;
+    w->slice_t0 = corral__mono_us();
+    if (corral_store_list_next(w->snap, initial_row, w) == 1) {
+        corral__later(w->loop, &w->init_ev, initial_slice, w);
+        return;
+    }
+    corral__snap_give(w->loop, w->snap);
+    w->snap = NULL;
+    w->cursor = w->snap_rev + 1;
+    pump(w);
+}
+
+/* Send the current objects as ADDED events, then continue after them: in
+ * slices from a snapshot reader when the loop has one to spare, else at
+ * once. The events are queued whatever the socket's backlog (as before),
+ * so that the snapshot is not held open by a slow reader. */
+static void initial_list(corral__req_t *r, corral__watch_t *w)
+{
+    int64_t snap = 0;
+    w->snap = corral__snap_take(r->loop);
+    if (w->snap &&
+        corral_store_list_begin(w->snap, w->res->key, w->ns, NULL, NULL, &w->snap_rev) == 0) {
+        initial_slice(-1, 0, w);
+        return;
+    }
+    corral__snap_give(r->loop, w->snap);
+    w->snap = NULL;
+    corral_store_list(r->loop->rd, w->res->key, w->ns, NULL, NULL, initial_row, w, &snap);
+    w->cursor = snap + 1;
+    pump(w);
 }
 
 static bool watch_params(corral__req_t *r, corral__watch_t *w, const char **rv, int64_t *timeout)
@@ -462,30 +508,27 @@ void corral__h_watch(corral__req_t *r)
     start_timers(w, timeout);
     corral_store_t *st = r->srv->store;
     if (!rv || !*rv || strcmp(rv, "0") == 0) {
-        int64_t snap = 0;
-        init_ctx_t c = {w};
-        corral_store_list(r->loop->rd, w->res->key, w->ns, NULL, NULL, initial_row, &c, &snap);
-        w->cursor = snap + 1;
-    } else {
-        int64_t n = 0;
-        corral__parse_u63(rv, &n); /* checked by watch_params */
-        if (n < corral_store_compacted(st)) {
-            expire(w, n, corral_store_compacted(st));
-            return;
-        }
-        w->cursor = n < INT64_MAX ? n + 1 : INT64_MAX;
-        int64_t first = 0;
-        size_t got = 0;
-        corral_store_event_t *probe[1];
-        corral_store_ring_get(st, INT64_MAX, probe, 0, &got, &first);
-        w->disk = w->cursor < first;
-        if (n > corral_store_revision(st)) {
-            w->future = n;
-            w->future_ev = evtimer_new(r->loop->base, on_future, w);
-            int ms = r->srv->opts.future_rv_wait_ms;
-            struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
-            evtimer_add(w->future_ev, &tv);
-        }
+        initial_list(r, w);
+        return;
+    }
+    int64_t n = 0;
+    corral__parse_u63(rv, &n); /* checked by watch_params */
+    if (n < corral_store_compacted(st)) {
+        expire(w, n, corral_store_compacted(st));
+        return;
+    }
+    w->cursor = n < INT64_MAX ? n + 1 : INT64_MAX;
+    int64_t first = 0;
+    size_t got = 0;
+    corral_store_event_t *probe[1];
+    corral_store_ring_get(st, INT64_MAX, probe, 0, &got, &first);
+    w->disk = w->cursor < first;
+    if (n > corral_store_revision(st)) {
+        w->future = n;
+        w->future_ev = evtimer_new(r->loop->base, on_future, w);
+        int ms = r->srv->opts.future_rv_wait_ms;
+        struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
+        evtimer_add(w->future_ev, &tv);
     }
     pump(w);
 }

@@ -404,3 +404,55 @@ Test(store, attrs_lookup)
                    "a truncated blob is never overread");
     corral_buf_fini(&b);
 }
+
+typedef struct names {
+    int n;
+    char seen[512];
+} names_t;
+
+/* Collects names, pausing after each row. */
+static int name_row(void *arg, const corral_store_row_t *row)
+{
+    names_t *l = arg;
+    l->n++;
+    size_t used = strlen(l->seen);
+    snprintf(l->seen + used, sizeof(l->seen) - used, "%s%s", used ? "," : "", row->name);
+    return CORRAL_STORE_PAUSE;
+}
+
+Test(store, list_in_steps_reads_one_snapshot)
+{
+    corral_store_t *s = open_store(NULL);
+    int64_t rb;
+    cr_assert_eq(write1(s, CORRAL_STORE_CREATE, "a", "1", 0, NULL), 0);
+    cr_assert_eq(write1(s, CORRAL_STORE_CREATE, "b", "1", 0, &rb), 0);
+    cr_assert_eq(write1(s, CORRAL_STORE_CREATE, "c", "1", 0, NULL), 0);
+    corral_store_reader_t *r;
+    cr_assert_eq(corral_store_reader_open(s, &r), 0);
+    int64_t rev = 0;
+    cr_assert_eq(corral_store_list_begin(r, "configmaps", "default", NULL, NULL, &rev), 0);
+    cr_assert_eq(rev, 3);
+    cr_assert_eq(corral_store_list_begin(r, "configmaps", NULL, NULL, NULL, &rev), CORRAL_EINVAL,
+                 "one list at a time");
+    names_t l = {0};
+    cr_assert_eq(corral_store_list_next(r, name_row, &l), 1);
+    /* Written between steps: not seen by this list. */
+    cr_assert_eq(write1(s, CORRAL_STORE_DELETE, "b", "1", rb, NULL), 0);
+    cr_assert_eq(write1(s, CORRAL_STORE_CREATE, "bb", "1", 0, NULL), 0);
+    int rc;
+    while ((rc = corral_store_list_next(r, name_row, &l)) == 1)
+        ;
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(l.seen, "a,b,c");
+    corral_store_list_end(r);
+    corral_store_list_end(r); /* idempotent */
+    memset(&l, 0, sizeof(l));
+    cr_assert_eq(corral_store_list(r, "configmaps", "default", NULL, NULL, name_row, &l, &rev), 0);
+    cr_assert_str_eq(l.seen, "a,bb,c");
+    cr_assert_eq(rev, 5);
+    /* Closing a reader in the middle of a list ends it. */
+    cr_assert_eq(corral_store_list_begin(r, "configmaps", "default", NULL, NULL, &rev), 0);
+    cr_assert_eq(corral_store_list_next(r, name_row, &l), 1);
+    corral_store_reader_close(r);
+    corral_store_close(s);
+}

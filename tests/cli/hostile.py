@@ -24,9 +24,11 @@ def fail(msg):
     sys.exit(1)
 
 
-def request(method, path, body=None, ctype="application/json", timeout=30):
+def request(method, path, body=None, ctype="application/json", timeout=30, headers=None):
     c = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
-    headers = {"Content-Type": ctype} if body is not None else {}
+    headers = dict(headers or {})
+    if body is not None:
+        headers["Content-Type"] = ctype
     c.request(method, path, body=body, headers=headers)
     r = c.getresponse()
     data = r.read()
@@ -270,6 +272,67 @@ def case_big_list():
     expect(s, d, 200, '"kind":"ConfigMapList"')
 
 
+def fill_big(n, conns=4):
+    """n ConfigMaps of 2.5 MB (one value each: cheap to parse), so that a
+    list of them is 100 MB: rendered at once it would hold the loop for
+    about a second."""
+    errs = []
+
+    def part(k):
+        c = http.client.HTTPConnection(HOST, PORT, timeout=60)
+        for i in range(k, n, conns):
+            c.request("POST", CMS, cm("big%03d" % i, {"v": chr(97 + i % 26) * 2_500_000}),
+                      {"Content-Type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            if r.status != 201:
+                errs.append(r.status)
+        c.close()
+    ts = [threading.Thread(target=part, args=(k,)) for k in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errs:
+        fail("fill-big: %s" % errs[:5])
+
+
+def case_huge_list():
+    """A 100 MB list, as JSON and as a Table, and a watch that starts with
+    it: each is rendered in slices, so /healthz on the same loop keeps
+    answering meanwhile (docs/apiserver.md, Limits)."""
+    # Read in pieces: scanning 100 MB at once would hold the GIL that the
+    # /healthz thread needs, and time the client instead of the server.
+    c = http.client.HTTPConnection(HOST, PORT, timeout=30)
+    c.request("GET", CMS)
+    r = c.getresponse()
+    n, size = 0, 0
+    while True:
+        piece = r.read(1 << 20)
+        if not piece:
+            break
+        n += piece.count(b'"name":"big')
+        size += len(piece)
+    c.close()
+    if r.status != 200 or n < 30 or size < 100_000_000:
+        fail("huge list: %d, %d bytes" % (r.status, size))
+    s, d = request("GET", CMS, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    expect(s, d, 200, '"kind":"Table"')
+    sk = socket.create_connection((HOST, PORT), timeout=30)
+    sk.sendall(("GET %s?watch=1&resourceVersion=0&timeoutSeconds=2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                % CMS).encode())
+    got, n = b"", 0
+    while not got.endswith(b"0\r\n\r\n"):
+        chunk = sk.recv(1 << 20)
+        if not chunk:
+            break
+        n += chunk.count(b'"name":"big')
+        got = got[-16:] + chunk
+    sk.close()
+    if n < 30:  # a name may straddle two reads
+        fail("huge watch: %d initial objects" % n)
+
+
 def case_te():
     for te in ["chunked, gzip", "gzip, chunked", "gzip"]:
         sk = socket.create_connection((HOST, PORT), timeout=5)
@@ -319,13 +382,17 @@ def current_rv():
 
 
 CASES = {"params": case_params, "patch": case_patch, "yaml": case_yaml, "hash": case_hash,
-         "big-body": case_big_body, "big-list": case_big_list, "te": case_te, "lists": case_lists,
+         "big-body": case_big_body, "big-list": case_big_list, "huge-list": case_huge_list,
+         "te": case_te, "lists": case_lists,
          "watches": case_watches}
 START_RV = None
 HASH_KEYS = fnv_colliding_keys(200000) if "hash" in sys.argv[4:] else None
 for name in sys.argv[4:]:
     if name.startswith("fill="):
         fill(int(name[5:]))
+        continue
+    if name.startswith("fill-big="):
+        fill_big(int(name[9:]))
         continue
     if name == "watches":
         START_RV = current_rv()
