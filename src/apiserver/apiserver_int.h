@@ -56,6 +56,9 @@
  * at once on the loop's reader, as before), CORRAL__SPARE_SNAPS kept idle. */
 #define CORRAL__SLICE_US    10000
 #define CORRAL__MAX_SNAPS   8
+/* Writes whose body is this big run their handler on a worker thread. */
+#define CORRAL__OFFLOAD_MIN ((size_t)128 << 10)
+#define CORRAL__WORKERS     2
 #define CORRAL__SPARE_SNAPS 2
 
 typedef struct corral__conn corral__conn_t;
@@ -129,10 +132,19 @@ struct corral_apiserver {
     int log_streams;                          /* proxied pods/log streams open (atomic) */
     struct corral__openapi *openapi;          /* the OpenAPI documents (openapi.c) */
     unsigned char sa_key[CORRAL__SA_KEY_LEN]; /* ServiceAccount token signing key (sa.c) */
+    /* Workers for the CPU-heavy first part of writes with big bodies
+     * (corral__offload): a queue of requests, taken by nworkers threads. */
+    pthread_t workers[CORRAL__WORKERS];
+    int nworkers;
+    pthread_mutex_t wmu;
+    pthread_cond_t wcv;
+    corral__req_t *whead, *wtail;
+    bool wstop;
 };
 
 struct corral__loop {
     corral_apiserver_t *srv;
+    corral__req_t *wdone_head, *wdone_tail; /* offloaded requests back from a worker (mu) */
     int index;
     struct event_base *base;
     struct evconnlistener *listener;
@@ -156,6 +168,17 @@ struct corral__req {
     corral__loop_t *loop;
     corral_apiserver_t *srv;
     corral_arena_t *a;
+    /* The store reader handlers read with (corral__rd): the loop's, or a
+     * reader of the request's own while a worker runs its handler. */
+    corral_store_reader_t *rd;
+    /* Offloaded (corral__offload): while on_worker, replies are kept in
+     * stash and store ops in deferred, for the loop to send and submit. */
+    bool on_worker, stashed;
+    int stash_code;
+    const char *stash_ctype;
+    corral_buf_t stash;
+    corral_store_op_t *deferred_head, *deferred_tail;
+    corral__req_t *work_next;
     const corral_http_request_t *http;
     const char *method;
     const char *path; /* decoded path, without the query */
@@ -232,6 +255,19 @@ void corral__later(corral__loop_t *loop, struct event **ev, event_callback_fn fn
 /* Submit a store op for r: counts it in r->pending and routes its completion
  * back to r's loop, where r->cont runs. */
 void corral__submit(corral__req_t *r, corral_store_op_t *op);
+
+/* The store reader r's handler reads with. */
+static inline corral_store_reader_t *corral__rd(const corral__req_t *r)
+{
+    return r->rd ? r->rd : r->loop->rd;
+}
+
+/* Run handler h of r on a worker thread instead of the loop (a write with
+ * a big body: parsing, validation and managedFields cost CPU in proportion
+ * to it, and the loop's other connections must not wait). Replies and
+ * store ops the handler makes are handed back to the loop. Returns false
+ * (and does nothing) when r cannot be offloaded: run h inline then. */
+bool corral__offload(corral__req_t *r, void (*h)(corral__req_t *r));
 
 /* --- status.c ------------------------------------------------------------------- */
 

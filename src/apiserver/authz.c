@@ -215,7 +215,7 @@ static void add_role_rules(corral__req_t *r, rules_t *out, const binding_ref_t *
     const corral__res_t *res =
         corral__res_of_kind(cluster ? CORRAL_KIND_CLUSTERROLE : CORRAL_KIND_ROLE);
     corral_store_row_t row;
-    if (corral_store_get(r->loop->rd, res->key, cluster ? "" : ns, ref->name, r->a, &row) != 0) {
+    if (corral_store_get(corral__rd(r), res->key, cluster ? "" : ns, ref->name, r->a, &row) != 0) {
         if (!out->reason[0])
             snprintf(out->reason, sizeof(out->reason),
                      "RBAC: %s.rbac.authorization.k8s.io \"%s\" "
@@ -248,7 +248,7 @@ static void collect_rules(corral__req_t *r, const corral_user_t *user, const cha
     c.r = r;
     c.user = user;
     int64_t rev;
-    corral_store_list(r->loop->rd, corral__res_of_kind(CORRAL_KIND_CLUSTERROLEBINDING)->key, NULL,
+    corral_store_list(corral__rd(r), corral__res_of_kind(CORRAL_KIND_CLUSTERROLEBINDING)->key, NULL,
                       NULL, NULL, binding_cb, &c, &rev);
     for (size_t i = 0; i < c.n; i++)
         add_role_rules(r, out, &c.refs[i], "");
@@ -256,7 +256,7 @@ static void collect_rules(corral__req_t *r, const corral_user_t *user, const cha
         return;
     c.n = 0;
     c.ns = ns;
-    corral_store_list(r->loop->rd, corral__res_of_kind(CORRAL_KIND_ROLEBINDING)->key, ns, NULL,
+    corral_store_list(corral__rd(r), corral__res_of_kind(CORRAL_KIND_ROLEBINDING)->key, ns, NULL,
                       NULL, binding_cb, &c, &rev);
     for (size_t i = 0; i < c.n; i++)
         add_role_rules(r, out, &c.refs[i], ns);

@@ -345,7 +345,7 @@ static void delete_namespace(corral__req_t *r, const corral__cur_t *cur)
             continue; /* a view's objects are deleted as its stored resource's */
         ns_ctx_t c = {r, &all[i], &ops};
         int64_t rev;
-        corral_store_list(r->loop->rd, all[i].key, r->name, NULL, NULL, ns_row, &c, &rev);
+        corral_store_list(corral__rd(r), all[i].key, r->name, NULL, NULL, ns_row, &c, &rev);
     }
     corral_store_op_t *op = corral_arena_alloc(r->a, sizeof(*op));
     op->kind = CORRAL_STORE_DELETE;
@@ -478,7 +478,7 @@ void corral__h_delete_collection(corral__req_t *r)
     r->cleanup = coll_cleanup;
     int64_t rev;
     const char *ns = r->res->info->namespaced ? r->ns : NULL;
-    corral_store_list(r->loop->rd, r->res->key, ns, NULL, NULL, coll_row, c, &rev);
+    corral_store_list(corral__rd(r), r->res->key, ns, NULL, NULL, coll_row, c, &rev);
     submit_all(r, c->ops);
     if (r->pending == 0) {
         corral_buf_puts(c->items, "]}");

@@ -286,7 +286,7 @@ static bool node_endpoint(corral__req_t *r, const char *node, struct sockaddr_st
 {
     corral_store_row_t row;
     corral_val_t *n = NULL;
-    if (corral_store_get(r->loop->rd, corral__res_of_kind(CORRAL_KIND_NODE)->key, "", node, r->a,
+    if (corral_store_get(corral__rd(r), corral__res_of_kind(CORRAL_KIND_NODE)->key, "", node, r->a,
                          &row) == 0)
         n = corral__json_tree(r->a, row.json, row.json_len);
     if (!n) {

@@ -142,7 +142,7 @@ static bool node_refers(corral__req_t *r, const char *node, const corral_authz_a
 {
     refs_t q = {node, a->name, strcmp(a->resource, "secrets") == 0, false, r->a};
     int64_t rev;
-    corral_store_list(r->loop->rd, corral__res_of_kind(CORRAL_KIND_POD)->key, a->namespace, NULL,
+    corral_store_list(corral__rd(r), corral__res_of_kind(CORRAL_KIND_POD)->key, a->namespace, NULL,
                       NULL, pod_row, &q, &rev);
     return q.found;
 }

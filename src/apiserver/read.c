@@ -18,7 +18,7 @@
 void corral__h_get(corral__req_t *r)
 {
     corral_store_row_t row;
-    int rc = corral_store_get(r->loop->rd, r->res->key, corral__ns_key(r), r->name, r->a, &row);
+    int rc = corral_store_get(corral__rd(r), r->res->key, corral__ns_key(r), r->name, r->a, &row);
     if (rc == CORRAL_ENOENT) {
         corral__not_found(r);
         return;
@@ -299,7 +299,7 @@ void corral__h_list(corral__req_t *r)
     const char *after = c->have_tok ? c->tok.name : NULL;
     c->snap = corral__snap_take(r->loop);
     int rc = c->snap ? corral_store_list_begin(c->snap, r->res->key, ns, after_ns, after, &c->rev)
-                     : corral_store_list(r->loop->rd, r->res->key, ns, after_ns, after, list_row, c,
+                     : corral_store_list(corral__rd(r), r->res->key, ns, after_ns, after, list_row, c,
                                          &c->rev);
     if (rc) {
         list_done(r, rc);

@@ -116,7 +116,7 @@ static bool group_version_served(const char *group, const char *version)
 void corral__h_healthz(corral__req_t *r)
 {
     int64_t n = 0;
-    bool store_ok = corral_store_count(r->loop->rd, "namespaces", NULL, &n) == 0 && n > 0;
+    bool store_ok = corral_store_count(corral__rd(r), "namespaces", NULL, &n) == 0 && n > 0;
     const char *check = strrchr(r->path, '/');
     if (corral__param(r, "verbose")) {
         char body[256];

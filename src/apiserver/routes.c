@@ -232,7 +232,12 @@ void corral__dispatch(corral__req_t *r)
             continue;
         if (strcmp(rt->method, r->method) == 0) {
             r->handler = rt->fn;
-            rt->fn(r);
+            /* Writes on a worker: a big body's (create), or any update or
+             * patch (its cost is the stored object's, whatever the body). */
+            bool heavy = rt->fn == corral__h_update || rt->fn == corral__h_patch ||
+                         (rt->fn == corral__h_create && r->body_len >= CORRAL__OFFLOAD_MIN);
+            if (!heavy || !corral__offload(r, rt->fn))
+                rt->fn(r);
             return;
         }
         path_known = true;

@@ -326,7 +326,7 @@ const corral_user_t *corral__sa_authenticate(corral__req_t *r, const char *tok, 
         return NULL;
     corral_store_row_t row;
     const corral__res_t *res = corral__res_of_kind(CORRAL_KIND_SERVICEACCOUNT);
-    if (corral_store_get(r->loop->rd, res->key, ns, name, r->a, &row) != 0)
+    if (corral_store_get(corral__rd(r), res->key, ns, name, r->a, &row) != 0)
         return NULL;
     corral_val_t *cur = corral__json_tree(r->a, row.json, row.json_len);
     const char *cur_uid = cur ? corral__meta_str(cur, "uid") : NULL;

@@ -183,9 +183,24 @@ static void put_head(corral__conn_t *c, int code, const char *ctype, const char 
     evbuffer_add(out, "\r\n", 2);
 }
 
+/* On a worker: keep the answer for the loop to send. */
+static void stash_reply(corral__req_t *r, int code, const char *ctype, const char *body,
+                        size_t len)
+{
+    r->stashed = true;
+    r->stash_code = code;
+    r->stash_ctype = ctype ? corral_arena_strdup(r->a, ctype) : NULL;
+    corral_buf_reset(&r->stash);
+    corral_buf_append(&r->stash, body ? body : "", len);
+}
+
 void corral__reply(corral__req_t *r, int code, const char *ctype, const char *body, size_t len)
 {
     corral__conn_t *c = r->conn;
+    if (r->on_worker) {
+        stash_reply(r, code, ctype, body, len);
+        return;
+    }
     if (!c->dead) {
         char framing[64];
         snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
@@ -206,6 +221,11 @@ static void free_buf(const void *data, size_t len, void *extra)
 void corral__reply_buf(corral__req_t *r, int code, corral_buf_t *b)
 {
     corral__conn_t *c = r->conn;
+    if (r->on_worker) {
+        stash_reply(r, code, "application/json", b->p, b->len);
+        corral_buf_reset(b);
+        return;
+    }
     size_t len = b->len;
     char *data = corral_buf_steal(b);
     if (!c->dead) {
@@ -532,6 +552,15 @@ void corral__submit(corral__req_t *r, corral_store_op_t *op)
 {
     op->done = op_done;
     op->ctx = r;
+    if (r->on_worker) { /* submitted by the loop once the handler is back */
+        op->next = NULL;
+        if (r->deferred_tail)
+            r->deferred_tail->next = op;
+        else
+            r->deferred_head = op;
+        r->deferred_tail = op;
+        return;
+    }
     r->pending++;
     corral_store_submit(r->srv->store, op);
 }
@@ -550,11 +579,182 @@ static void complete(corral_store_op_t *op)
     r->cont(r, op);
 }
 
+/* --- workers ------------------------------------------------------------------------------ */
+
+typedef void (*handler_fn)(corral__req_t *r);
+
+static void *worker_main(void *arg)
+{
+    corral_apiserver_t *s = arg;
+    pthread_mutex_lock(&s->wmu);
+    for (;;) {
+        while (!s->whead && !s->wstop)
+            pthread_cond_wait(&s->wcv, &s->wmu);
+        corral__req_t *r = s->whead;
+        if (!r)
+            break; /* stopping, nothing left */
+        s->whead = r->work_next;
+        if (!s->whead)
+            s->wtail = NULL;
+        bool stop = s->wstop;
+        pthread_mutex_unlock(&s->wmu);
+        if (!stop)
+            r->handler(r); /* a stopping server answers nothing: the loop drops it */
+        corral__loop_t *loop = r->loop;
+        pthread_mutex_lock(&loop->mu);
+        r->work_next = NULL;
+        if (loop->wdone_tail)
+            loop->wdone_tail->work_next = r;
+        else
+            loop->wdone_head = r;
+        loop->wdone_tail = r;
+        pthread_mutex_unlock(&loop->mu);
+        event_active(loop->wake, EV_READ, 0);
+        pthread_mutex_lock(&s->wmu);
+    }
+    pthread_mutex_unlock(&s->wmu);
+    return NULL;
+}
+
+bool corral__offload(corral__req_t *r, void (*h)(corral__req_t *r))
+{
+    corral_apiserver_t *s = r->srv;
+    if (s->nworkers == 0)
+        return false;
+    corral_store_reader_t *rd = corral__snap_take(r->loop);
+    if (!rd)
+        return false;
+    r->rd = rd;
+    r->handler = h;
+    r->on_worker = true;
+    r->stashed = false;
+    r->deferred_head = r->deferred_tail = NULL;
+    corral_buf_init(&r->stash);
+    r->pending++; /* the connection stays until the worker hands r back */
+    pthread_mutex_lock(&s->wmu);
+    r->work_next = NULL;
+    if (s->wtail)
+        s->wtail->work_next = r;
+    else
+        s->whead = r;
+    s->wtail = r;
+    pthread_cond_signal(&s->wcv);
+    pthread_mutex_unlock(&s->wmu);
+    return true;
+}
+
+/* A request back from its worker, on its loop: send the answer or submit
+ * the ops the handler made, as if it had run here. */
+static void worker_done(corral__req_t *r)
+{
+    corral__conn_t *c = r->conn;
+    r->on_worker = false;
+    corral__snap_give(r->loop, r->rd);
+    r->rd = NULL;
+    r->pending--;
+    corral_store_op_t *op = r->deferred_head;
+    r->deferred_head = r->deferred_tail = NULL;
+    if (c->dead && op && !__atomic_load_n(&r->srv->stopping, __ATOMIC_ACQUIRE)) {
+        /* The client went away after sending the whole request: the write
+         * still happens, as it would have had the handler run inline. */
+        corral_buf_fini(&r->stash);
+        for (corral_store_op_t *next; op; op = next) {
+            next = op->next;
+            corral__submit(r, op);
+        }
+        return;
+    }
+    if (c->dead || __atomic_load_n(&r->srv->stopping, __ATOMIC_ACQUIRE) ||
+        (!r->stashed && !op)) {
+        for (corral_store_op_t *next; op; op = next) {
+            next = op->next;
+            corral_store_op_release(op);
+        }
+        corral_buf_fini(&r->stash);
+        if (c->dead) {
+            if (r->pending == 0)
+                conn_free(c);
+        } else {
+            corral__status(r, 503, "ServiceUnavailable", NULL, NULL,
+                           "the server is shutting down");
+        }
+        return;
+    }
+    if (r->stashed) {
+        corral__reply(r, r->stash_code, r->stash_ctype, r->stash.p, r->stash.len);
+        corral_buf_fini(&r->stash);
+        return;
+    }
+    corral_buf_fini(&r->stash);
+    for (corral_store_op_t *next; op; op = next) {
+        next = op->next;
+        corral__submit(r, op);
+    }
+}
+
+static void workers_done(corral__loop_t *loop)
+{
+    pthread_mutex_lock(&loop->mu);
+    corral__req_t *r = loop->wdone_head;
+    loop->wdone_head = loop->wdone_tail = NULL;
+    pthread_mutex_unlock(&loop->mu);
+    while (r) {
+        corral__req_t *next = r->work_next;
+        worker_done(r);
+        r = next;
+    }
+}
+
+static void workers_start(corral_apiserver_t *s)
+{
+    pthread_mutex_init(&s->wmu, NULL);
+    pthread_cond_init(&s->wcv, NULL);
+    for (int i = 0; i < CORRAL__WORKERS; i++) {
+        if (pthread_create(&s->workers[i], NULL, worker_main, s) != 0)
+            break;
+        s->nworkers = i + 1;
+    }
+}
+
+/* Stop the workers: each finishes (without running) what is queued. */
+static void workers_stop(corral_apiserver_t *s)
+{
+    pthread_mutex_lock(&s->wmu);
+    s->wstop = true;
+    pthread_cond_broadcast(&s->wcv);
+    pthread_mutex_unlock(&s->wmu);
+    for (int i = 0; i < s->nworkers; i++)
+        pthread_join(s->workers[i], NULL);
+    s->nworkers = 0;
+    pthread_mutex_destroy(&s->wmu);
+    pthread_cond_destroy(&s->wcv);
+}
+
+/* After the loops and workers stopped: give back what requests handed
+ * back too late hold (their connections go with the loop). */
+static void workers_drop(corral__loop_t *loop)
+{
+    for (corral__req_t *r = loop->wdone_head; r; r = r->work_next) {
+        corral__snap_give(loop, r->rd);
+        r->rd = NULL;
+        r->on_worker = false;
+        r->pending--;
+        for (corral_store_op_t *op = r->deferred_head, *next; op; op = next) {
+            next = op->next;
+            corral_store_op_release(op);
+        }
+        r->deferred_head = r->deferred_tail = NULL;
+        corral_buf_fini(&r->stash);
+    }
+    loop->wdone_head = loop->wdone_tail = NULL;
+}
+
 static void wake_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     corral__loop_t *loop = arg;
+    workers_done(loop);
     pthread_mutex_lock(&loop->mu);
     corral_store_op_t *op = loop->done_head;
     loop->done_head = loop->done_tail = NULL;
@@ -918,6 +1118,7 @@ int corral_apiserver_start(corral_apiserver_t *s)
         }
         s->nthreads = i + 1;
     }
+    workers_start(s);
     return 0;
 }
 
@@ -946,6 +1147,11 @@ void corral_apiserver_free(corral_apiserver_t *s)
     if (s->started) {
         corral_apiserver_stop(s);
         corral_apiserver_wait(s);
+    }
+    if (s->nworkers) {
+        workers_stop(s);
+        for (int i = 0; i < s->nloops; i++)
+            workers_drop(&s->loops[i]);
     }
     /* The writer completes what is queued (posting to the stopped loops)
      * before the loops free their connections. */

@@ -431,7 +431,7 @@ static void initial_list(corral__req_t *r, corral__watch_t *w)
     }
     corral__snap_give(r->loop, w->snap);
     w->snap = NULL;
-    corral_store_list(r->loop->rd, w->res->key, w->ns, NULL, NULL, initial_row, w, &snap);
+    corral_store_list(corral__rd(r), w->res->key, w->ns, NULL, NULL, initial_row, w, &snap);
     w->cursor = snap + 1;
     pump(w);
 }

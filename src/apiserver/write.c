@@ -298,7 +298,7 @@ static bool admit_priority(corral__req_t *r, corral_val_t *obj)
     const char *policy = NULL;
     if (pcn && *pcn) {
         corral_store_row_t row;
-        if (corral_store_get(r->loop->rd, "priorityclasses.scheduling.k8s.io", "", pcn, r->a,
+        if (corral_store_get(corral__rd(r), "priorityclasses.scheduling.k8s.io", "", pcn, r->a,
                              &row) != 0) {
             corral__status(r, 403, "Forbidden", r->res->info->plural, corral__meta_str(obj, "name"),
                            "%s \"%s\" is forbidden: no PriorityClass with name %s was found",
@@ -333,7 +333,7 @@ static bool namespace_exists(corral__req_t *r)
     if (!r->res->info->namespaced)
         return true;
     corral_store_row_t row;
-    if (corral_store_get(r->loop->rd, "namespaces", "", r->ns, r->a, &row) == 0)
+    if (corral_store_get(corral__rd(r), "namespaces", "", r->ns, r->a, &row) == 0)
         return true;
     const corral__res_t *saved = r->res;
     r->res = corral__res_of_kind(CORRAL_KIND_NAMESPACE);
@@ -500,7 +500,7 @@ int corral__put_sync(corral_apiserver_t *s, corral_store_reader_t *rd, const cha
 bool corral__read_current(corral__req_t *r, corral__cur_t *cur)
 {
     int rc =
-        corral_store_get(r->loop->rd, r->res->key, corral__ns_key(r), r->name, r->a, &cur->row);
+        corral_store_get(corral__rd(r), r->res->key, corral__ns_key(r), r->name, r->a, &cur->row);
     if (rc == CORRAL_ENOENT) {
         corral__not_found(r);
         return false;

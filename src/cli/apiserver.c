@@ -6,6 +6,7 @@
  * --print-routes writes docs/api.md.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -159,6 +160,11 @@ int corral_cmd_apiserver(int argc, char **argv)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    /* A big request's memory goes back to the system when it is done:
+     * glibc would otherwise raise its mmap threshold after the first big
+     * free and keep later big buffers in per-thread heaps for good. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    mallopt(M_TRIM_THRESHOLD, 8 << 20);
     corral_apiserver_t *s = NULL;
     char err[512] = "";
     if (corral_apiserver_new(&o, &s, err, sizeof(err)) != 0) {

@@ -23,7 +23,7 @@ done
 start_server "$TMP/data" --threads 1 --no-fsync
 trap 'stop_server; rm -rf "$TMP"' EXIT
 python3 "$(dirname "$0")/hostile.py" 127.0.0.1 "$PORT" "$SERVER_PID" \
-    params patch yaml te hash big-body lists fill=3000 big-list watches fill-big=40 huge-list ||
+    params patch yaml te hash big-body lists gone fill=3000 big-list watches fill-big=40 huge-list ||
     fail "hostile requests (server log: $(tail -5 "$TMP/server.log"))"
 stop_server
 finish
