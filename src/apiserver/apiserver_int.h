@@ -54,8 +54,8 @@
  * reader of their own, so other connections of the loop wait at most about
  * that long; at most CORRAL__MAX_SNAPS such reads per loop (further ones run
  * at once on the loop's reader, as before), CORRAL__SPARE_SNAPS kept idle. */
-#define CORRAL__SLICE_US    10000
-#define CORRAL__MAX_SNAPS   8
+#define CORRAL__SLICE_US  10000
+#define CORRAL__MAX_SNAPS 8
 /* Writes whose body is this big run their handler on a worker thread. */
 #define CORRAL__OFFLOAD_MIN ((size_t)128 << 10)
 #define CORRAL__WORKERS     2

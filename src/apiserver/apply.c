@@ -167,7 +167,8 @@ void corral__h_apply(corral__req_t *r)
         return;
     }
     corral__cur_t cur;
-    int rc = corral_store_get(corral__rd(r), r->res->key, corral__ns_key(r), r->name, r->a, &cur.row);
+    int rc =
+        corral_store_get(corral__rd(r), r->res->key, corral__ns_key(r), r->name, r->a, &cur.row);
     if (rc == CORRAL_ENOENT) {
         apply_create(r, cfg);
         return;

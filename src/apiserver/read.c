@@ -299,8 +299,8 @@ void corral__h_list(corral__req_t *r)
     const char *after = c->have_tok ? c->tok.name : NULL;
     c->snap = corral__snap_take(r->loop);
     int rc = c->snap ? corral_store_list_begin(c->snap, r->res->key, ns, after_ns, after, &c->rev)
-                     : corral_store_list(corral__rd(r), r->res->key, ns, after_ns, after, list_row, c,
-                                         &c->rev);
+                     : corral_store_list(corral__rd(r), r->res->key, ns, after_ns, after, list_row,
+                                         c, &c->rev);
     if (rc) {
         list_done(r, rc);
         return;

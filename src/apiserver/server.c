@@ -184,8 +184,7 @@ static void put_head(corral__conn_t *c, int code, const char *ctype, const char 
 }
 
 /* On a worker: keep the answer for the loop to send. */
-static void stash_reply(corral__req_t *r, int code, const char *ctype, const char *body,
-                        size_t len)
+static void stash_reply(corral__req_t *r, int code, const char *ctype, const char *body, size_t len)
 {
     r->stashed = true;
     r->stash_code = code;
@@ -664,8 +663,7 @@ static void worker_done(corral__req_t *r)
         }
         return;
     }
-    if (c->dead || __atomic_load_n(&r->srv->stopping, __ATOMIC_ACQUIRE) ||
-        (!r->stashed && !op)) {
+    if (c->dead || __atomic_load_n(&r->srv->stopping, __ATOMIC_ACQUIRE) || (!r->stashed && !op)) {
         for (corral_store_op_t *next; op; op = next) {
             next = op->next;
             corral_store_op_release(op);
@@ -675,8 +673,7 @@ static void worker_done(corral__req_t *r)
             if (r->pending == 0)
                 conn_free(c);
         } else {
-            corral__status(r, 503, "ServiceUnavailable", NULL, NULL,
-                           "the server is shutting down");
+            corral__status(r, 503, "ServiceUnavailable", NULL, NULL, "the server is shutting down");
         }
         return;
     }
