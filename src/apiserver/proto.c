@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corral/base64.h"
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
 #include "corral/timefmt.h"
@@ -196,29 +197,13 @@ static int text_val(pb_ctx_t *c, const pb_rd_t *s, corral_val_t **out)
     return 0;
 }
 
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 static corral_val_t *base64_val(corral_arena_t *a, const pb_rd_t *s)
 {
-    size_t n = (size_t)(s->end - s->p), o = 0;
-    char *out = corral_arena_alloc(a, (n + 2) / 3 * 4 + 1);
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)s->p[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)s->p[i + 1] << 8;
-        if (i + 2 < n)
-            v |= s->p[i + 2];
-        out[o++] = b64_alphabet[(v >> 18) & 63];
-        out[o++] = b64_alphabet[(v >> 12) & 63];
-        out[o++] = (char)(i + 1 < n ? b64_alphabet[(v >> 6) & 63] : '=');
-        out[o++] = (char)(i + 2 < n ? b64_alphabet[v & 63] : '=');
-    }
-    out[o] = '\0';
-    corral_val_t *v = corral_val_new(a, CORRAL_VAL_STR);
-    v->s = out;
-    v->len = o;
-    v->quoted = true;
+    corral_buf_t b;
+    corral_buf_init(&b);
+    corral_base64_encode(s->p, (size_t)(s->end - s->p), CORRAL_B64_STD, &b);
+    corral_val_t *v = corral_val_new_strn(a, b.p ? b.p : "", b.len);
+    corral_buf_fini(&b);
     return v;
 }
 

@@ -277,7 +277,9 @@ void corral__h_list(corral__req_t *r)
     r->hctx = c;
     r->cleanup = list_release;
     if (!list_params(r, c, &c->tok, &c->have_tok)) {
-        list_release(r);
+        /* Answered: the reply reset r (hctx with it), so free c here. */
+        corral_buf_fini(&c->b);
+        corral_free(c);
         return;
     }
     corral_buf_t *b = &c->b;

@@ -27,6 +27,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "corral/base64.h"
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
 #include "corral/timefmt.h"
@@ -84,44 +85,15 @@ int corral__sa_key_init(corral_apiserver_t *s, char *err, size_t errlen)
 /* --- base64url and HMAC -------------------------------------------------------------------------
  */
 
-static const char b64u[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 static void b64url(corral_buf_t *b, const unsigned char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n)
-            v |= p[i + 2];
-        corral_buf_putc(b, b64u[(v >> 18) & 63]);
-        corral_buf_putc(b, b64u[(v >> 12) & 63]);
-        if (i + 1 < n)
-            corral_buf_putc(b, b64u[(v >> 6) & 63]);
-        if (i + 2 < n)
-            corral_buf_putc(b, b64u[v & 63]);
-    }
+    corral_base64_encode(p, n, CORRAL_B64_URL, b);
 }
 
 /* Decode unpadded base64url; false on a bad character or length. */
 static bool unb64url(const char *s, size_t n, corral_buf_t *out)
 {
-    uint32_t v = 0;
-    int bits = 0;
-    if (n % 4 == 1)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        const char *c = s[i] ? strchr(b64u, s[i]) : NULL;
-        if (!c)
-            return false;
-        v = (v << 6) | (uint32_t)(c - b64u);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            corral_buf_putc(out, (char)((v >> bits) & 0xff));
-        }
-    }
-    return true;
+    return memchr(s, '=', n) == NULL && corral_base64_decode(s, n, CORRAL_B64_URL, out) == 0;
 }
 
 static void sign(const corral_apiserver_t *s, const char *data, size_t n, unsigned char *mac)

@@ -222,7 +222,7 @@ void corral__reply_buf(corral__req_t *r, int code, corral_buf_t *b)
     corral__conn_t *c = r->conn;
     if (r->on_worker) {
         stash_reply(r, code, "application/json", b->p, b->len);
-        corral_buf_reset(b);
+        corral_buf_fini(b); /* reply_buf owns b's contents */
         return;
     }
     size_t len = b->len;
@@ -678,8 +678,11 @@ static void worker_done(corral__req_t *r)
         return;
     }
     if (r->stashed) {
-        corral__reply(r, r->stash_code, r->stash_ctype, r->stash.p, r->stash.len);
-        corral_buf_fini(&r->stash);
+        /* Out of r first: replying may start the connection's next request. */
+        corral_buf_t answer = r->stash;
+        corral_buf_init(&r->stash);
+        corral__reply(r, r->stash_code, r->stash_ctype, answer.p, answer.len);
+        corral_buf_fini(&answer);
         return;
     }
     corral_buf_fini(&r->stash);

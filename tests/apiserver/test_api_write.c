@@ -433,7 +433,7 @@ Test(write, namespace_deletion_takes_its_objects)
 Test(write, delete_collection)
 {
     for (int i = 0; i < 4; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "p%d", i);
         create_pod(name, i < 2 ? "\"nodeName\":\"n1\"," : NULL);
     }
