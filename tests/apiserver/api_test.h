@@ -127,9 +127,11 @@ static inline size_t api_collect(char *p, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-/* One request; body may be NULL. ctype NULL means application/json. */
-static inline void api_req(api_resp_t *r, const char *method, const char *path, const char *ctype,
-                           const char *body)
+/* One request with a bearer token (NULL: none) and extra header lines
+ * (NULL-terminated, or NULL); body may be NULL, ctype NULL means
+ * application/json. */
+static inline void api_req_h(api_resp_t *r, const char *method, const char *path, const char *ctype,
+                             const char *body, const char *token, const char *const *headers)
 {
     memset(r, 0, sizeof(*r));
     corral_buf_init(&r->body);
@@ -159,11 +161,13 @@ static inline void api_req(api_resp_t *r, const char *method, const char *path, 
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
     }
     h = curl_slist_append(h, "Expect:");
-    if (api_srv.token) {
-        char auth[256];
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", api_srv.token);
+    if (token) {
+        char auth[2048];
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
         h = curl_slist_append(h, auth);
     }
+    for (size_t i = 0; headers && headers[i]; i++)
+        h = curl_slist_append(h, headers[i]);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     CURLcode rc = curl_easy_perform(c);
     cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
@@ -177,6 +181,13 @@ static inline void api_req(api_resp_t *r, const char *method, const char *path, 
         corral_yaml_parse(&r->a, r->body.p, r->body.len, "resp", &o, NULL, &docs, &n) == 0 &&
         n == 1)
         r->json = docs[0].root;
+}
+
+/* One request as the suite's user (api_srv.token). */
+static inline void api_req(api_resp_t *r, const char *method, const char *path, const char *ctype,
+                           const char *body)
+{
+    api_req_h(r, method, path, ctype, body, api_srv.token, NULL);
 }
 
 static inline void api_free(api_resp_t *r)

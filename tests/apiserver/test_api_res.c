@@ -35,43 +35,7 @@ TestSuite(res_open, .init = api_start, .fini = api_stop, .timeout = 30);
 static void req_h(api_resp_t *r, const char *token, const char *method, const char *path,
                   const char *body, const char *const *headers)
 {
-    memset(r, 0, sizeof(*r));
-    corral_buf_init(&r->body);
-    corral_buf_init(&r->headers);
-    corral_arena_init(&r->a);
-    CURL *c = curl_easy_init();
-    char url[1024];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", api_srv.port, path);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-    struct curl_slist *h = curl_slist_append(NULL, "Expect:");
-    if (body) {
-        h = curl_slist_append(h, "Content-Type: application/json");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    }
-    char auth[2048];
-    if (token) {
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-        h = curl_slist_append(h, auth);
-    }
-    for (size_t i = 0; headers && headers[i]; i++)
-        h = curl_slist_append(h, headers[i]);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    cr_assert_eq(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    corral_doc_t *docs = NULL;
-    size_t n = 0;
-    corral_yaml_opts_t o = {.json = true};
-    if (r->body.len && r->body.p[0] == '{' &&
-        corral_yaml_parse(&r->a, r->body.p, r->body.len, "resp", &o, NULL, &docs, &n) == 0 &&
-        n == 1)
-        r->json = docs[0].root;
+    api_req_h(r, method, path, NULL, body, token, headers);
 }
 
 static void expect(long code, const char *method, const char *path, const char *body)
