@@ -218,16 +218,15 @@ def case_big_body():
     expect(s, d, 201, '"name":"big"')
 
 
-def fill(n, conns=16):
-    """n ConfigMaps of about 1 KB, over conns keep-alive connections (the
-    store's writer batches concurrent writes)."""
+def create_parallel(what, n, conns, body_of):
+    """Create ConfigMaps body_of(0..n-1) over conns keep-alive connections
+    (the store's writer batches concurrent writes); all must get 201."""
     errs = []
 
     def part(k):
         c = http.client.HTTPConnection(HOST, PORT, timeout=60)
         for i in range(k, n, conns):
-            c.request("POST", CMS, cm("f%06d" % i, {"k": "v" * 900}),
-                      {"Content-Type": "application/json"})
+            c.request("POST", CMS, body_of(i), {"Content-Type": "application/json"})
             r = c.getresponse()
             r.read()
             if r.status != 201:
@@ -239,7 +238,12 @@ def fill(n, conns=16):
     for t in ts:
         t.join()
     if errs:
-        fail("fill: %s" % errs[:5])
+        fail("%s: %s" % (what, errs[:5]))
+
+
+def fill(n):
+    """n ConfigMaps of about 1 KB."""
+    create_parallel("fill", n, 16, lambda i: cm("f%06d" % i, {"k": "v" * 900}))
 
 
 def case_lists():
@@ -302,29 +306,12 @@ def case_big_list():
     expect(s, d, 200, '"kind":"ConfigMapList"')
 
 
-def fill_big(n, conns=4):
+def fill_big(n):
     """n ConfigMaps of 2.5 MB (one value each: cheap to parse), so that a
     list of them is 100 MB: rendered at once it would hold the loop for
     about a second."""
-    errs = []
-
-    def part(k):
-        c = http.client.HTTPConnection(HOST, PORT, timeout=60)
-        for i in range(k, n, conns):
-            c.request("POST", CMS, cm("big%03d" % i, {"v": chr(97 + i % 26) * 2_500_000}),
-                      {"Content-Type": "application/json"})
-            r = c.getresponse()
-            r.read()
-            if r.status != 201:
-                errs.append(r.status)
-        c.close()
-    ts = [threading.Thread(target=part, args=(k,)) for k in range(conns)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    if errs:
-        fail("fill-big: %s" % errs[:5])
+    create_parallel("fill-big", n, 4,
+                    lambda i: cm("big%03d" % i, {"v": chr(97 + i % 26) * 2_500_000}))
 
 
 def case_huge_list():
