@@ -83,9 +83,9 @@ const corral_schema_msg_t *corral_schema_of_kind(corral_kind_t k);
 const corral_schema_msg_t *corral_schema_find(const char *name);
 
 /* m resolved across tables. A table names another table's message by a
- * stub: a message with fields NULL and nfields 0 whose name is the
+ * reference: a message with fields NULL and nfields 0 whose name is the
  * definition it stands for (schema_crd.c's containers are the k8s table's
- * io.k8s.api.core.v1.Container); the stub resolves to the message of that
+ * io.k8s.api.core.v1.Container); the reference resolves to the message of that
  * name in any table, or NULL when no table has it (the
  * reader then treats the value as an object of any fields). A message with
  * fields resolves to itself; so does an empty message listed in a table. */

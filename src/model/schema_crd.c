@@ -10,7 +10,7 @@
  * CORRAL_SCHEMA_ANY, so that a schema never refuses what the model accepts.
  *
  * Pod templates, containers, tolerations and the other k8s.io/api types are
- * the k8s table's messages, named through stubs (a message with no fields,
+ * the k8s table's messages, named through references (a message with no fields,
  * see corral_schema_resolve): resolved by name when a document is built.
  */
 #include "model/schema_int.h"
@@ -47,8 +47,8 @@
 #define MSGDEF(var, name, doc)                                                                     \
     static const corral_schema_msg_t var = {name, var##_f, CORRAL_ARRAY_LEN(var##_f), doc}
 
-/* A stub: a k8s.io/api message by name (see corral_schema_resolve). */
-#define STUB(var, name) static const corral_schema_msg_t var = {name, NULL, 0, NULL}
+/* A reference: a k8s.io/api message by name (see corral_schema_resolve). */
+#define REF(var, name) static const corral_schema_msg_t var = {name, NULL, 0, NULL}
 
 #define CORE  "io.k8s.api.core.v1."
 #define META  "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -58,33 +58,33 @@
 #define KSV   "io.kserve.serving.v1beta1."
 #define DEV   "dev.corral.v1alpha1."
 
-STUB(k_object_meta, META "ObjectMeta");
-STUB(k_label_selector, META "LabelSelector");
-STUB(k_condition, META "Condition");
-STUB(k_pod_spec, CORE "PodSpec");
-STUB(k_container, CORE "Container");
-STUB(k_toleration, CORE "Toleration");
-STUB(k_affinity, CORE "Affinity");
-STUB(k_volume, CORE "Volume");
-STUB(k_env, CORE "EnvVar");
-STUB(k_env_from, CORE "EnvFromSource");
-STUB(k_resources, CORE "ResourceRequirements");
-STUB(k_port, CORE "ContainerPort");
-STUB(k_volume_mount, CORE "VolumeMount");
-STUB(k_volume_device, CORE "VolumeDevice");
-STUB(k_probe, CORE "Probe");
-STUB(k_lifecycle, CORE "Lifecycle");
-STUB(k_sec_ctx, CORE "SecurityContext");
-STUB(k_pod_sec_ctx, CORE "PodSecurityContext");
-STUB(k_resize_policy, CORE "ContainerResizePolicy");
-STUB(k_dns_config, CORE "PodDNSConfig");
-STUB(k_local_ref, CORE "LocalObjectReference");
-STUB(k_host_alias, CORE "HostAlias");
-STUB(k_spread, CORE "TopologySpreadConstraint");
-STUB(k_readiness_gate, CORE "PodReadinessGate");
-STUB(k_pod_os, CORE "PodOS");
-STUB(k_sched_gate, CORE "PodSchedulingGate");
-STUB(k_claim, CORE "PodResourceClaim");
+REF(k_object_meta, META "ObjectMeta");
+REF(k_label_selector, META "LabelSelector");
+REF(k_condition, META "Condition");
+REF(k_pod_spec, CORE "PodSpec");
+REF(k_container, CORE "Container");
+REF(k_toleration, CORE "Toleration");
+REF(k_affinity, CORE "Affinity");
+REF(k_volume, CORE "Volume");
+REF(k_env, CORE "EnvVar");
+REF(k_env_from, CORE "EnvFromSource");
+REF(k_resources, CORE "ResourceRequirements");
+REF(k_port, CORE "ContainerPort");
+REF(k_volume_mount, CORE "VolumeMount");
+REF(k_volume_device, CORE "VolumeDevice");
+REF(k_probe, CORE "Probe");
+REF(k_lifecycle, CORE "Lifecycle");
+REF(k_sec_ctx, CORE "SecurityContext");
+REF(k_pod_sec_ctx, CORE "PodSecurityContext");
+REF(k_resize_policy, CORE "ContainerResizePolicy");
+REF(k_dns_config, CORE "PodDNSConfig");
+REF(k_local_ref, CORE "LocalObjectReference");
+REF(k_host_alias, CORE "HostAlias");
+REF(k_spread, CORE "TopologySpreadConstraint");
+REF(k_readiness_gate, CORE "PodReadinessGate");
+REF(k_pod_os, CORE "PodOS");
+REF(k_sched_gate, CORE "PodSchedulingGate");
+REF(k_claim, CORE "PodResourceClaim");
 
 /* core/v1 PodTemplateSpec: the k8s table holds only what served kinds use,
  * and no served kind holds a pod template. Not listed in the table (a

@@ -417,7 +417,7 @@ Test(openapi, v3_caching_headers)
 /* --- the tables --------------------------------------------------------------------------------
  */
 
-Test(schema_tables, names_unique_stubs_unlisted)
+Test(schema_tables, names_unique_references_unlisted)
 {
     size_t n = corral_schema_count();
     cr_assert_gt(n, 30);
@@ -431,7 +431,7 @@ Test(schema_tables, names_unique_stubs_unlisted)
             cr_assert(f->type != CORRAL_SCHEMA_MSG || f->msg, "%s.%s: no message", m->name,
                       f->name);
             cr_assert_eq(corral_schema_field(m, f->name), f, "%s.%s twice", m->name, f->name);
-            /* A stub resolves to the table message of its name, or to nothing. */
+            /* A reference resolves to the table message of its name, or to nothing. */
             if (f->msg && !f->msg->fields)
                 cr_assert_eq(corral_schema_resolve(f->msg), corral_schema_find(f->msg->name));
         }
