@@ -38,6 +38,18 @@ typedef enum corral_policy {
     CORRAL_POLICY_COUNT
 } corral_policy_t;
 
+/* Constants of the corral policy's score, chosen by cross-validation on the
+ * openb pod lists (docs/efficiency.md, bench/fgd_cv.c); the defaults are the
+ * chosen values. Internal: not in SchedulerConfiguration. */
+typedef struct corral_score_tune {
+    int frag_div;    /* fragmentation steps: 100 * sigmoid(decrease / frag_div milli) */
+    int share_gpu;   /* a share's GPU among equal steps: 0 the first, 1 the fullest */
+    int share_first; /* 1: a share's GPU fill is compared before fragmentation */
+    int share_node;  /* 1: shares then prefer nodes with few free whole GPUs */
+    int cpu_pod;     /* cpu-only pods: 0 fewest free whole GPUs, 1 also most cpu left per GPU */
+    int whole_cpu;   /* whole-GPU pods after GPU packing: 1 keep cpu for the free GPUs */
+} corral_score_tune_t;
+
 typedef struct corral_sched_config {
     /* Actions, run in this order each cycle. */
     bool enqueue;
@@ -56,6 +68,7 @@ typedef struct corral_sched_config {
     int w_topology; /* NVLink quality of the chosen GPU set */
     int w_frag;     /* fragmentation of what is left free */
     int w_cpu;      /* cpu/memory packing (off by default) */
+    corral_score_tune_t tune;
     /* Eviction limits per cycle (0: unlimited). */
     int max_evictions;
 } corral_sched_config_t;

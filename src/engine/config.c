@@ -17,6 +17,7 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_topology = 1;
     c->w_frag = 1;
     c->w_cpu = 0; /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
+    c->tune.frag_div = 1000; /* FGD's own; cross-validated, docs/decisions.md */
 }
 
 static const char *const policy_names[CORRAL_POLICY_COUNT] = {

@@ -71,39 +71,67 @@ static int64_t leftover_quality(const enode_t *n, uint64_t taken)
  * chases tiny differences across the cluster and scatters pods, while equal
  * steps leave the choice to packing below (measured: docs/efficiency.md).
  * For a share this also picks the GPU (the first of the best). */
-static int64_t frag_step(double before, double after)
+static int64_t frag_step(const corral_engine_t *e, double before, double after)
 {
-    return (int64_t)(100.0 / (1.0 + exp(-(before - after) / 1000.0)));
+    double div = e->cfg.tune.frag_div > 0 ? (double)e->cfg.tune.frag_div : 1000.0;
+    return (int64_t)(100.0 / (1.0 + exp(-(before - after) / div)));
 }
 
+/* For a share, the GPU: the best step (tune.share_first: the fullest GPU
+ * first, then the step); among equals the first, or (tune.share_gpu) the
+ * fullest. */
 static int64_t frag_gain(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask)
 {
     double before = corral__node_frag(e, n);
     if (!p->share)
-        return frag_step(before, corral__frag_after(e, n, p, *mask));
+        return frag_step(e, before, corral__frag_after(e, n, p, *mask));
+    const corral_score_tune_t *t = &e->cfg.tune;
     int64_t best = -1;
+    int best_used = -1;
     for (int g = 0; g < n->ngpu; g++) {
         if ((n->whole_mask >> g & 1) || n->gpu_used[g] + p->share > 1000 ||
             (n->nominated_mask >> g & 1))
             continue;
-        int64_t s = frag_step(before, corral__frag_after(e, n, p, 1ULL << g));
-        if (s > best) {
+        int used = n->gpu_used[g];
+        if (t->share_first && used < best_used)
+            continue;
+        int64_t s = frag_step(e, before, corral__frag_after(e, n, p, 1ULL << g));
+        bool better = s > best;
+        if (t->share_first && used > best_used)
+            better = true;
+        else if (s == best && t->share_gpu && used > best_used)
+            better = true;
+        if (better) {
             best = s;
+            best_used = used;
             *mask = 1ULL << g;
         }
     }
     return best;
 }
 
+/* cpu left on the node after p, per GPU that stays free (whole or share
+ * room counted in GPUs), in milli-cpu; higher keeps cpu for the free GPUs. */
+static int64_t cpu_per_free_gpu(const epod_t *p, const enode_t *n, uint64_t taken)
+{
+    int64_t cpu = n->alloc.v[RES_CPU] - n->used.v[RES_CPU] - p->req.v[RES_CPU];
+    int64_t idle = n->alloc.v[RES_GPU] - n->used.v[RES_GPU] - p->req.v[RES_GPU];
+    (void)taken;
+    return idle > 0 ? cpu * 1000 / idle : cpu * 1000;
+}
+
 static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
                          int64_t *k)
 {
     const corral_sched_config_t *c = &e->cfg;
+    const corral_score_tune_t *t = &c->tune;
     k[0] = c->w_prefer ? corral__prefer_score(&e->profs.items[p->prof], n) : 0;
-    k[1] = c->w_frag && e->nshapes ? frag_gain(e, p, n, mask) : 0;
+    int64_t step = c->w_frag && e->nshapes ? frag_gain(e, p, n, mask) : 0;
     /* A pod that may use any GPU model leaves the models others need. */
+    int64_t pressure = 0;
     if (c->w_frag && e->nshapes && (p->gpus || p->share) && !e->profs.items[p->prof].model_bound)
-        k[1] -= 1000 * (int64_t)corral__model_pressure(e, n->model);
+        pressure = corral__model_pressure(e, n->model);
+    k[1] = step - 1000 * pressure;
     if (p->gpus) {
         uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
         uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);
@@ -117,17 +145,24 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
             left = (int)leftover_quality(n, *mask);
         }
         k[3] = c->w_topology ? (int64_t)worst * 1000000 + (int64_t)nv * 1000 + left : 0;
+        if (t->whole_cpu)
+            k[4] = cpu_per_free_gpu(p, n, *mask);
     } else if (p->share) {
         int g = __builtin_ctzll(*mask);
         k[2] = c->w_pack ? n->gpu_used[g] + p->share : 0;
-        k[3] = 0; /* measured: also preferring nodes with few free whole GPUs
-                   * helps all-share workloads (-0.24 pt) but hurts the others
-                   * more (+0.1 to +0.36 pt unallocated), docs/efficiency.md */
+        if (c->w_pack && t->share_first) { /* the GPU's fill above the step */
+            k[1] = -10000 * pressure + k[2];
+            k[2] = step;
+        }
+        /* measured: preferring nodes with few free whole GPUs helps
+         * all-share workloads and hurts others (docs/efficiency.md) */
+        k[3] = c->w_pack && t->share_node ? -free_whole(n, *mask) : 0;
     } else {
         k[2] = c->w_pack ? -free_whole(n, 0) : 0;
-        k[3] = 0;
+        k[3] = t->cpu_pod ? cpu_per_free_gpu(p, n, 0) : 0;
     }
-    k[4] = c->w_cpu ? cpu_mem_pack(p, n) : 0;
+    if (c->w_cpu)
+        k[4] = cpu_mem_pack(p, n);
 }
 
 /* Utilisation (or its complement) averaged over the resources the node has. */

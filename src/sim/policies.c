@@ -10,14 +10,14 @@
 #include "sim/trace_sim.h"
 
 static const sim_policy_t policies[] = {
-    {"corral", CORRAL_POLICY_CORRAL, false, true, true, NULL},
-    {"random", CORRAL_POLICY_RANDOM, false, false, false, NULL},
-    {"spread", CORRAL_POLICY_SPREAD, false, false, false, NULL},
-    {"binpack", CORRAL_POLICY_BINPACK, false, false, false, NULL},
-    {"bestfit", CORRAL_POLICY_BESTFIT, false, false, false, NULL},
-    {"dotprod", CORRAL_POLICY_DOTPROD, false, false, false, NULL},
-    {"fifo", CORRAL_POLICY_BINPACK, true, false, false, NULL},
-    {"fgd", CORRAL_POLICY_FGD, false, false, false, NULL},
+    {"corral", CORRAL_POLICY_CORRAL, false, true, true, NULL, NULL},
+    {"random", CORRAL_POLICY_RANDOM, false, false, false, NULL, NULL},
+    {"spread", CORRAL_POLICY_SPREAD, false, false, false, NULL, NULL},
+    {"binpack", CORRAL_POLICY_BINPACK, false, false, false, NULL, NULL},
+    {"bestfit", CORRAL_POLICY_BESTFIT, false, false, false, NULL, NULL},
+    {"dotprod", CORRAL_POLICY_DOTPROD, false, false, false, NULL, NULL},
+    {"fifo", CORRAL_POLICY_BINPACK, true, false, false, NULL, NULL},
+    {"fgd", CORRAL_POLICY_FGD, false, false, false, NULL, NULL},
 };
 
 const sim_policy_t *corral__sim_policy(const char *name)
@@ -48,6 +48,8 @@ void corral__sim_config(const sim_policy_t *p, uint64_t seed, corral_sched_confi
     cfg->reclaim = p->evict;
     if (p->conf)
         corral_sched_config_apply(cfg, p->conf);
+    if (p->tune)
+        cfg->tune = *p->tune;
     cfg->policy = p->node;
     cfg->seed = seed;
 }

@@ -61,6 +61,7 @@ typedef struct sim_policy {
     bool backfill;
     bool evict;                     /* preempt and reclaim */
     const corral_schedconf_t *conf; /* --config on top of the switches above; may be NULL */
+    const corral_score_tune_t *tune; /* score constants (bench/fgd_cv.c); NULL: defaults */
 } sim_policy_t;
 
 const sim_policy_t *corral__sim_policy(const char *name);
