@@ -10,6 +10,7 @@
 #   make lint                 clang-format check, cppcheck, banned functions
 #   make bench                benchmarks under build/bench/
 #   make bench-sim            the trace-simulation comparison (docs/efficiency.md)
+#   make bench-cv             cross-validation of corral's score constants (docs/efficiency.md)
 #
 # Variants build into their own directory so they never mix objects.
 
@@ -59,7 +60,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all up bench-sim deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all up bench-sim bench-cv deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay \
         lint format bench clean
 
 all: $(B)/corral
@@ -208,6 +209,11 @@ bench: $(BENCH_BINS)
 # lists, Philly replay); results in build/bench-sim/.
 bench-sim: build/corral
 	@bench/sim.sh
+
+# Cross-validation of the corral policy's score constants on the openb lists
+# and held-out lists built from them (about 30 minutes); build/bench-cv/.
+bench-cv: build/bench/fgd_cv
+	@bench/fgd_cv.sh
 
 clean:
 	rm -rf build

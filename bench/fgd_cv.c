@@ -6,7 +6,8 @@
  *   build/bench/fgd_cv --cluster NODES.csv --list NAME=PODS.csv ... \
  *       --variant 'NAME:key=value,...' ... [--seeds K] [--first-seed S] [--threads N]
  *
- * Keys: frag_div, share_gpu, share_first, share_node, cpu_pod, whole_cpu
+ * Keys: frag_div, share_gpu, share_first, share_node, cpu_pod, whole_cpu,
+ * share_pack, whole_pack, cpu_pack
  * (engine.h); a variant starts from the engine's defaults; the variant
  * "fgd" runs the fgd policy instead. Prints one tab-separated line per run:
  * variant, list, seed, unallocated GPU % at 100% arrived, failed pods.
@@ -55,6 +56,9 @@ static int set_key(corral_score_tune_t *t, const char *k, int v)
         {"share_node", offsetof(corral_score_tune_t, share_node)},
         {"cpu_pod", offsetof(corral_score_tune_t, cpu_pod)},
         {"whole_cpu", offsetof(corral_score_tune_t, whole_cpu)},
+        {"share_pack", offsetof(corral_score_tune_t, share_pack)},
+        {"whole_pack", offsetof(corral_score_tune_t, whole_pack)},
+        {"cpu_pack", offsetof(corral_score_tune_t, cpu_pack)},
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         if (strcmp(keys[i].k, k) == 0) {

@@ -46,8 +46,12 @@ typedef struct corral_score_tune {
     int share_gpu;   /* a share's GPU among equal steps: 0 the first, 1 the fullest */
     int share_first; /* 1: a share's GPU fill is compared before fragmentation */
     int share_node;  /* 1: shares then prefer nodes with few free whole GPUs */
-    int cpu_pod;     /* cpu-only pods: 0 fewest free whole GPUs, 1 also most cpu left per GPU */
+    int cpu_pod;     /* cpu-only pods: 0 fewest free whole GPUs, 1 then most cpu left per
+                      * idle GPU, 2 most cpu left per idle GPU first */
     int whole_cpu;   /* whole-GPU pods after GPU packing: 1 keep cpu for the free GPUs */
+    int share_pack;  /* 1: a share prefers the fullest GPU after fragmentation; 0: name order */
+    int whole_pack;  /* 1: whole-GPU pods prefer the fewest free whole GPUs; 0: name order */
+    int cpu_pack;    /* 1: cpu-only pods prefer nodes with the fewest free GPUs; 0: name order */
 } corral_score_tune_t;
 
 typedef struct corral_sched_config {

@@ -18,6 +18,8 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_frag = 1;
     c->w_cpu = 0; /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
     c->tune.frag_div = 1000; /* FGD's own; cross-validated, docs/decisions.md */
+    c->tune.share_pack = c->tune.cpu_pack = 1;
+    c->tune.whole_pack = 0; /* held-out share-heavy lists, docs/efficiency.md */
 }
 
 static const char *const policy_names[CORRAL_POLICY_COUNT] = {

@@ -136,7 +136,7 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
         uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
         uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);
         const struct gpu_pick *pk = p->gpus <= 8 ? corral__gpu_pick(n, free, p->gpus) : NULL;
-        k[2] = c->w_pack ? -free_whole(n, *mask) : 0;
+        k[2] = c->w_pack && t->whole_pack ? -free_whole(n, *mask) : 0;
         int worst, nv, left;
         if (pk && pk->set == *mask) {
             worst = pk->worst, nv = pk->nvsum, left = pk->leftover;
@@ -149,7 +149,7 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
             k[4] = cpu_per_free_gpu(p, n, *mask);
     } else if (p->share) {
         int g = __builtin_ctzll(*mask);
-        k[2] = c->w_pack ? n->gpu_used[g] + p->share : 0;
+        k[2] = c->w_pack && t->share_pack ? n->gpu_used[g] + p->share : 0;
         if (c->w_pack && t->share_first) { /* the GPU's fill above the step */
             k[1] = -10000 * pressure + k[2];
             k[2] = step;
@@ -158,8 +158,13 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
          * all-share workloads and hurts others (docs/efficiency.md) */
         k[3] = c->w_pack && t->share_node ? -free_whole(n, *mask) : 0;
     } else {
-        k[2] = c->w_pack ? -free_whole(n, 0) : 0;
+        k[2] = c->w_pack && t->cpu_pack ? -free_whole(n, 0) : 0;
         k[3] = t->cpu_pod ? cpu_per_free_gpu(p, n, 0) : 0;
+        if (t->cpu_pod == 2) { /* cpu where the GPUs need it least, first */
+            int64_t x = k[2];
+            k[2] = k[3];
+            k[3] = x;
+        }
     }
     if (c->w_cpu)
         k[4] = cpu_mem_pack(p, n);

@@ -59,8 +59,8 @@ typedef struct sim_policy {
     corral_policy_t node;
     bool strict;
     bool backfill;
-    bool evict;                     /* preempt and reclaim */
-    const corral_schedconf_t *conf; /* --config on top of the switches above; may be NULL */
+    bool evict;                      /* preempt and reclaim */
+    const corral_schedconf_t *conf;  /* --config on top of the switches above; may be NULL */
     const corral_score_tune_t *tune; /* score constants (bench/fgd_cv.c); NULL: defaults */
 } sim_policy_t;
 

@@ -127,14 +127,14 @@ Test(engine, policy_names)
 
 /* Model pressure: with a workload where T4-bound pods are two thirds of the
  * GPU demand and T4 a third of the GPUs, a pod free to use any model goes to
- * the G2 node, although packing alone prefers the smaller T4 node; with the
- * same workload unbound, packing decides. */
+ * the G2 node, although name order (and packing) prefer the T4 node; with
+ * the same workload unbound, the T4 node, first by name, takes it. */
 static const char *place_free_pod(bool bound_workload)
 {
     static char node[64];
     et_t t;
     et_init(&t);
-    apply(&t, MODEL_NODE("t4", "4", "T4") "---\n" MODEL_NODE("g2", "8", "G2"));
+    apply(&t, MODEL_NODE("t4", "4", "T4") "---\n" MODEL_NODE("v-g2", "8", "G2"));
     const char *t4[] = {"T4"};
     corral_shape_t shapes[] = {{1000, 1, 1000, bound_workload ? t4 : NULL, bound_workload, 2},
                                {1000, 1, 1000, NULL, 0, 1}};
@@ -152,6 +152,6 @@ static const char *place_free_pod(bool bound_workload)
 
 Test(engine, free_pods_leave_wanted_gpu_models)
 {
-    cr_assert_str_eq(place_free_pod(true), "g2");
+    cr_assert_str_eq(place_free_pod(true), "v-g2");
     cr_assert_str_eq(place_free_pod(false), "t4");
 }
