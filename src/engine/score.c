@@ -11,7 +11,8 @@
  *      workload's model-bound pods want least (model pressure, frag.c);
  *   2. GPU packing: whole-GPU pods go where the fewest whole GPUs stay free;
  *      shares go to the GPU with the least room left; pods without GPUs avoid
- *      nodes with free GPUs;
+ *      nodes with free GPUs (each switchable in cfg.tune, cross-validated
+ *      against the alternatives in docs/efficiency.md);
  *   3. NVLink quality of the chosen set (slowest link, then NVLink count);
  *   4. what stays free is still useful: prefer leaving free GPUs that are
  *      well connected to each other (fragmentation);
