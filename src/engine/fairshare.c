@@ -11,7 +11,9 @@
  *    length of the time counted) follows the same rule with a = 1, so U / W
  *    is the queue's average allocation over the decayed past, whatever the
  *    cycles' spacing. It is rounded to the resource's unit (a milli-GPU, a
- *    millicore, a byte): a past below one unit counts as none.
+ *    millicore, a byte), and below a millionth of the cluster's amount it
+ *    counts as none: about 20 half-lives after a queue last held anything,
+ *    its past no longer matters at all.
  *  - Share. For ordering, a queue's allocation is the blend
  *    a' = (1 - w) allocated + w average, w the usage weight, and its fair
  *    share is max over resources of a' / deserved (the same rule and the same
@@ -96,7 +98,12 @@ int64_t corral__fs_average(const corral_engine_t *e, uint32_t q, int d)
 {
     if (!e->fs_on || e->fs_window <= 0 || q >= e->queues.n || d < 0 || d >= RES_MAX)
         return 0;
-    return llround(e->queues.items[q].fs_use[d] / e->fs_window);
+    double avg = e->queues.items[q].fs_use[d] / e->fs_window;
+    /* A past below a millionth of the cluster is none (about 20 half-lives
+     * after the queue last held anything, it no longer matters at all). */
+    if (avg * 1e6 < (double)e->total_alloc.v[d])
+        return 0;
+    return llround(avg);
 }
 
 double corral__fs_key(const corral_engine_t *e, uint32_t q)
