@@ -244,6 +244,10 @@ typedef struct equeue {
      * children's (ruling 4), and the dimensions it covers (resolve_tree). */
     rvec_t gua_eff;
     uint32_t gua_eff_mask;
+    /* fair share (fairshare.c): decayed allocation x ns, subtree, and the
+     * allocation at the end of the last cycle (held until the next) */
+    double fs_use[RES_MAX];
+    rvec_t fs_held;
     /* its waiting jobs by priority then age (order.c) */
     uint32_t *jobs;
     size_t njobs, capjobs;
@@ -429,6 +433,12 @@ struct corral_engine {
     VEC(uint32_t) fresh;      /* groups with new pending pods */
     VEC(uint32_t) fresh_pods; /* the new pending pods */
     VEC(uint32_t) unlisted;   /* groups with new pods, to add to the job lists */
+
+    /* fair share (fairshare.c): the now of the last cycle counted, and the
+     * decayed length of the time counted (ns): usage / window = average */
+    bool fs_on;
+    int64_t fs_last;
+    double fs_window;
 
     uint64_t age_seq;
     uint64_t rng;
@@ -623,6 +633,18 @@ void corral__set_reason(corral_engine_t *e, uint32_t pid, const char *why);
 void corral__touch(corral_engine_t *e, uint32_t gid);
 void corral__reasons_trim(corral_engine_t *e);
 void corral__report(corral_engine_t *e);
+
+/* fairshare.c */
+/* Count the allocation held since the last cycle into every queue's decayed
+ * usage, up to now (cycle start); resets everything when fair share is off. */
+void corral__fs_advance(corral_engine_t *e, int64_t now);
+/* Remember every queue's allocation as the cycle leaves it (cycle end). */
+void corral__fs_hold(corral_engine_t *e);
+/* Queue q's average allocation in dimension d over the decayed past (its
+ * unit: milli-GPUs, millicores, bytes), rounded; 0 when off. */
+int64_t corral__fs_average(const corral_engine_t *e, uint32_t q, int d);
+/* The order-of-service key of q with fair share on (lower first). */
+double corral__fs_key(const corral_engine_t *e, uint32_t q);
 
 /* hypernode.c */
 void corral__hn_resolve(corral_engine_t *e);

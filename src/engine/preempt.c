@@ -112,7 +112,7 @@ static int cmp_unit(const void *a, const void *b, void *ctx)
         const equeue_t *qx = &e->queues.items[x->queue], *qy = &e->queues.items[y->queue];
         if (qx->prio != qy->prio)
             return qx->prio < qy->prio ? -1 : 1;
-        double sx = corral__queue_share(e, x->queue), sy = corral__queue_share(e, y->queue);
+        double sx = corral__share_cached(e, x->queue), sy = corral__share_cached(e, y->queue);
         if (sx != sy)
             return sx > sy ? -1 : 1;
         return strcmp(qx->name, qy->name);

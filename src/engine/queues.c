@@ -386,12 +386,13 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
 
 /* Shares for ordering, recomputed only for queues whose allocation changed
  * (corral__charge and corral__nominate mark them): the order of service
- * compares queues once per job tried. */
+ * compares queues once per job tried. With fair share on, the key that
+ * counts past usage (fairshare.c). */
 double corral__share_cached(const corral_engine_t *e, uint32_t q)
 {
     equeue_t *x = &((corral_engine_t *)e)->queues.items[q];
     if (x->share_dirty) {
-        x->share_c = corral__queue_share(e, q);
+        x->share_c = e->fs_on ? corral__fs_key(e, q) : corral__queue_share(e, q);
         x->share_dirty = false;
     }
     return x->share_c;
