@@ -246,13 +246,17 @@ static const char *pod_cap_block(corral_engine_t *e, uint32_t q, const epod_t *p
 /* Bind `need` of pods[0..n) in one transaction, trying them in order and
  * passing over those that do not fit (ruling 8: M is what this finds).
  * Returns how many were placed (need on success, binds left open). A
- * capability that held a pod back is left in *cap_block. */
+ * capability that held a pod back is left in *cap_block. The state only
+ * fills up during the attempt, so a request class that found no node once
+ * finds none for the rest of it: those pods are passed over unscanned. */
 static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t n, int need,
                     const place_ctx_t *pc, const char **cap_block)
 {
     plan_t plan = {NULL, 0};
     if (need > 1)
         gang_plan(e, pods[0], need, pc, &plan);
+    uint32_t failed[8];
+    size_t nfailed = 0;
     int placed = 0;
     for (size_t i = 0; i < n && placed < need; i++) {
         if (e->dry && (int)(n - i) < need - placed)
@@ -268,10 +272,18 @@ static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t
             continue;
         if (p->gpus > corral__max_free_whole(e) && p->nom_node == NONE)
             continue; /* no node has that many GPUs free */
+        bool known = false;
+        for (size_t k = 0; k < nfailed && !known; k++)
+            known = failed[k] == p->rcls && p->nom_node == NONE;
+        if (known)
+            continue;
         uint64_t mask = 0;
         uint32_t nid = place_pod(e, pid, need > 1 ? &plan : NULL, pc, &mask);
-        if (nid == NONE)
+        if (nid == NONE) {
+            if (p->nom_node == NONE)
+                failed[nfailed++ % 8] = p->rcls;
             continue;
+        }
         corral__txn_bind(e, pid, nid, mask);
         placed++;
     }
@@ -382,14 +394,25 @@ static const char *gang_reason(corral_engine_t *e, const egroup_t *g, uint32_t f
     return corral__nodes_reason(e, first, &pc);
 }
 
-/* Where pod pid of a hard-topology group may go (ruling 9): inside a
- * HyperNode (of an allowed tier) that holds the group's placed pods, the
- * lowest tier first. NONE when none has room; *why then says why. */
-static uint32_t place_in_topology(corral_engine_t *e, const egroup_t *g, uint32_t pid,
-                                  bool use_resv, uint64_t *mask, const char **why)
+/* The HyperNodes a hard-topology group's further pods may use (ruling 9):
+ * those of an allowed tier that hold all its placed pods, lowest tier first.
+ * Placing a pod only narrows them: keep those holding its node. */
+static void topo_narrow(const corral_engine_t *e, hn_cand_t *c, size_t *n, uint32_t nid)
 {
-    size_t nc;
-    hn_cand_t *c = topo_candidates(e, g, &nc);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (in_bits(e->hns.items[c[i].hn].bits, nid))
+            c[k++] = c[i];
+    }
+    *n = k;
+}
+
+/* Pod pid of a hard-topology group inside one of the candidates; NONE when
+ * none has room, and then *why says why. */
+static uint32_t place_in_topology(corral_engine_t *e, const egroup_t *g, const hn_cand_t *c,
+                                  size_t nc, uint32_t pid, bool use_resv, uint64_t *mask,
+                                  const char **why)
+{
     uint32_t nid = NONE;
     for (size_t i = 0; i < nc && nid == NONE; i++) {
         place_ctx_t pc = {use_resv, e->hns.items[c[i].hn].bits};
@@ -401,7 +424,6 @@ static uint32_t place_in_topology(corral_engine_t *e, const egroup_t *g, uint32_
                   : corral_arena_printf(
                         &e->cyc, "no HyperNode of tier <= %d can hold the pod group", g->topo_tier);
     }
-    corral_free(c);
     return nid;
 }
 
@@ -410,6 +432,8 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
                        bool use_resv)
 {
     place_ctx_t pc = {use_resv, NULL};
+    size_t nc = 0;
+    hn_cand_t *c = NULL;
     for (size_t i = 0; i < n; i++) {
         uint32_t pid = pods[i];
         epod_t *p = &e->pods.items[pid];
@@ -426,10 +450,13 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
         uint32_t nid = NONE;
         const char *why = NULL;
         if (g->queue == NONE || corral__guarantee_ok(e, g->queue, &p->req)) {
-            if (g->topo_mode == 1)
-                nid = place_in_topology(e, g, pid, use_resv, &mask, &why);
-            else
+            if (g->topo_mode == 1) {
+                if (!c)
+                    c = topo_candidates(e, g, &nc);
+                nid = place_in_topology(e, g, c, nc, pid, use_resv, &mask, &why);
+            } else {
                 nid = corral__best_node(e, pid, &pc, &mask);
+            }
         }
         if (nid == NONE) {
             place_ctx_t plain = {false, NULL};
@@ -438,7 +465,10 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
             continue;
         }
         corral__txn_bind(e, pid, nid, mask);
+        if (c)
+            topo_narrow(e, c, &nc, nid);
     }
+    corral_free(c);
 }
 
 int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool record,
