@@ -34,6 +34,7 @@ typedef struct rvec {
 } rvec_t;
 
 #define MAX_GPUS 64
+_Static_assert(3 * MAX_GPUS <= CORRAL_GPU_IDS_LEN, "GPU id lists fit a view");
 
 /* --- interned constraints ------------------------------------------------------- */
 
@@ -306,6 +307,10 @@ typedef struct memo {
 struct corral_engine {
     corral_sched_config_t cfg;
     corral_arena_t keep; /* resource and GPU model names: bounded, engine lifetime */
+    /* The spec.schedulerName values that are ours ("" for none given), set by
+     * the caller (corral_engine_set_schedulers); scheds_set false: all pods. */
+    VEC(char *) scheds;
+    bool scheds_set;
 
     VEC(enode_t) nodes;
     corral_hmap_t node_by_name;
@@ -361,7 +366,7 @@ struct corral_engine {
     VEC(const char *) reason_vals;
     uint64_t reason_version;
 
-    char view_ids[3 * MAX_GPUS]; /* gpu ids of the last pod view */
+    char one_ids[CORRAL_GPU_IDS_LEN]; /* gpu ids of the last corral_engine_place_one */
 
     /* fragmentation workload (frag.c) */
     eshape_t *shapes;
@@ -541,11 +546,11 @@ const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req);
 double corral__queue_share(const corral_engine_t *e, uint32_t q);
 /* The same, remembered until the queue's allocation changes. */
-double corral__share_cached(const corral_engine_t *e, uint32_t q);
+double corral__share_cached(corral_engine_t *e, uint32_t q);
 /* Count queue accounting from scratch; CORRAL_EINVAL (and why, in msg) when
  * it differs from what was kept. */
 int corral__tally_check(corral_engine_t *e, char *msg, size_t len);
-int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b);
+int corral__queue_cmp(corral_engine_t *e, uint32_t a, uint32_t b);
 
 /* place.c */
 typedef struct place_ctx {

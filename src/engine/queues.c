@@ -306,9 +306,9 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
 /* Shares for ordering, recomputed only for queues whose allocation changed
  * (corral__charge and corral__nominate mark them): the order of service
  * compares queues once per job tried. */
-double corral__share_cached(const corral_engine_t *e, uint32_t q)
+double corral__share_cached(corral_engine_t *e, uint32_t q)
 {
-    equeue_t *x = &((corral_engine_t *)e)->queues.items[q];
+    equeue_t *x = &e->queues.items[q];
     if (x->share_dirty) {
         x->share_c = corral__queue_share(e, q);
         x->share_dirty = false;
@@ -316,7 +316,7 @@ double corral__share_cached(const corral_engine_t *e, uint32_t q)
     return x->share_c;
 }
 
-static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
+static int level_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 {
     const equeue_t *x = &e->queues.items[a], *y = &e->queues.items[b];
     if (x->prio != y->prio)
@@ -327,7 +327,7 @@ static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
     return strcmp(x->name, y->name);
 }
 
-int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
+int corral__queue_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 {
     /* Siblings (the common flat case) compare directly. */
     if (e->queues.items[a].parent == e->queues.items[b].parent)

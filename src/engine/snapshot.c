@@ -14,13 +14,12 @@
 #include "corral/timefmt.h"
 #include "engine/engine_int.h"
 
-#define ANN_GROUP      "scheduling.k8s.io/group-name"
-#define ANN_VC_GROUP   "scheduling.volcano.sh/group-name"
-#define ANN_VC_QUEUE   "scheduling.volcano.sh/queue-name"
-#define ANN_GPU_IDS    "corral.dev/gpu-ids"
-#define ANN_STARTED_AT "corral.dev/started-at"
-#define ANN_ESTIMATE   "corral.dev/runtime-estimate"
-#define ANN_MIN_RUN    "corral.dev/min-runtime"
+#define ANN_GROUP    "scheduling.k8s.io/group-name"
+#define ANN_VC_GROUP "scheduling.volcano.sh/group-name"
+#define ANN_VC_QUEUE "scheduling.volcano.sh/queue-name"
+#define ANN_GPU_IDS  "corral.dev/gpu-ids"
+#define ANN_ESTIMATE "corral.dev/runtime-estimate"
+#define ANN_MIN_RUN  "corral.dev/min-runtime"
 
 /* --- lifecycle ------------------------------------------------------------------ */
 
@@ -44,6 +43,17 @@ int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
         e->res_names[i] = fixed[i];
     e->nres = RES_FIXED;
     *out = e;
+    return 0;
+}
+
+int corral_engine_set_schedulers(corral_engine_t *e, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < e->scheds.n; i++)
+        corral_free(e->scheds.items[i]);
+    e->scheds.n = 0;
+    e->scheds_set = names != NULL;
+    for (size_t i = 0; names && i < n; i++)
+        VEC_PUSH(e->scheds, corral_strdup(names[i] ? names[i] : ""));
     return 0;
 }
 
@@ -176,6 +186,8 @@ void corral_engine_free(corral_engine_t *e)
     corral_free(e->shapes);
     corral_free(e->pressure);
     corral_free(e->reason_vals.items);
+    corral_engine_set_schedulers(e, NULL, 0);
+    corral_free(e->scheds.items);
     corral_arena_fini(&e->keep);
     corral_arena_fini(&e->cyc);
     corral_free(e);
@@ -872,10 +884,16 @@ void corral__gpu_ids_str(uint64_t mask, char *out, size_t len)
 
 /* --- pods ------------------------------------------------------------------------- */
 
-static bool ours(const char *sched)
+/* Is a pod naming scheduler sched ours? The caller says which names are. */
+static bool ours(const corral_engine_t *e, const char *sched)
 {
-    return !sched || !*sched || !strcmp(sched, "default-scheduler") || !strcmp(sched, "corral") ||
-           !strcmp(sched, "volcano");
+    if (!e->scheds_set)
+        return true;
+    for (size_t i = 0; i < e->scheds.n; i++) {
+        if (strcmp(e->scheds.items[i], sched ? sched : "") == 0)
+            return true;
+    }
+    return false;
 }
 
 static int64_t ann_duration(const corral_obj_t *o, const char *key, int64_t dflt,
@@ -1117,7 +1135,7 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     pod_group(e, pid, o);
     e->npending++;
     corral__contrib(e, p, 1);
-    if (!bound && !ours(src->spec.scheduler_name)) {
+    if (!bound && !ours(e, src->spec.scheduler_name)) {
         p->state = POD_FOREIGN;
         corral__set_reason(e, pid,
                            "not scheduled by Corral: spec.schedulerName names another scheduler");
@@ -1128,7 +1146,7 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     }
     e->epoch++;
     int64_t saved = e->now;
-    e->now = ann_duration(o, ANN_STARTED_AT, now, diag);
+    e->now = now;
     int rc = bind_prebound(e, pid, o, diag);
     e->now = saved;
     if (rc != 0)
@@ -1380,10 +1398,8 @@ static void pod_view(const corral_engine_t *e, const epod_t *p, corral_pod_view_
     v->bound = POD_PLACED(p);
     v->terminating = p->state == POD_TERMINATING;
     v->node = v->bound ? e->nodes.items[p->node].name : NULL;
-    if (v->bound) {
-        corral__gpu_ids_str(p->gpu_mask, (char *)e->view_ids, sizeof(e->view_ids));
-        v->gpu_ids = e->view_ids;
-    }
+    if (v->bound)
+        corral__gpu_ids_str(p->gpu_mask, v->gpu_ids, sizeof(v->gpu_ids));
     v->start_ns = p->start_ns;
     v->reason = p->reason;
     const egroup_t *g = &e->groups.items[p->group];

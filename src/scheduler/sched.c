@@ -205,7 +205,6 @@ void corral__pod_feed(sched_t *s, sentry_t *p)
         if (r != 0)
             p->in_engine = false; /* its node went (bound while the bind was in flight) */
     }
-    pod->spec.scheduler_name = NULL; /* ours: the engine serves it */
     corral_diag_t diag;
     corral_diag_init(&diag);
     int rc = corral_engine_upsert(s->e, o, now_ns(), &diag);
