@@ -26,14 +26,19 @@ enum {
     RES_PODS = 3,
     RES_EPH = 4, /* ephemeral-storage bytes */
     RES_FIXED = 5,
-    RES_MAX = 12 /* up to 7 other extended resources */
+    RES_MAX = 16 /* up to 11 other extended resources: more are refused (snapshot.c) */
 };
+/* res_fit's miss masks use bits 30 and 31 for other reasons (MISS_*). */
+_Static_assert(RES_MAX <= 30, "resource bits fit a miss mask");
 
 typedef struct rvec {
     int64_t v[RES_MAX];
 } rvec_t;
 
-#define MAX_GPUS 64
+#define MAX_GPUS     64
+#define GPU_PICK_MAX 8 /* GPU set choices remembered per node: sets of 1..8 */
+/* Queue tree levels: a deeper tree (or a loop) is refused (snapshot.c). */
+#define QUEUE_DEPTH_MAX 64
 _Static_assert(3 * MAX_GPUS <= CORRAL_GPU_IDS_LEN, "GPU id lists fit a view");
 
 /* --- interned constraints ------------------------------------------------------- */
@@ -87,9 +92,9 @@ typedef struct ercls {
 typedef struct eshape {
     int64_t cpu;
     int gpus;
-    int milli; /* per GPU */
-    double p;  /* normalised frequency */
-    int models[8];
+    int milli;         /* per GPU */
+    double p;          /* normalised frequency */
+    const int *models; /* into the engine's shape_models */
     size_t nmodels;
 } eshape_t;
 
@@ -146,11 +151,13 @@ typedef struct enode {
         uint64_t free; /* key; 0 = empty slot */
         uint64_t set;
         int32_t worst, nvsum, leftover;
-    } picks[9];
+    } picks[GPU_PICK_MAX + 1];
 } enode_t;
 
-/* A node's chosen k-GPU set from free, with its scoring facts (cached). */
-const struct gpu_pick *corral__gpu_pick(const enode_t *n, uint64_t free, int k);
+/* A node's chosen k-GPU set from free, with its scoring facts, remembered
+ * for k up to GPU_PICK_MAX (callers asking for more use corral__pick_gpus
+ * and corral__set_quality, the same functions uncached). */
+const struct gpu_pick *corral__gpu_pick(enode_t *n, uint64_t free, int k);
 
 /* FOREIGN: pending, but for another scheduler (spec.schedulerName): it exists
  * and is never placed by Corral. GONE: a terminating pod taken off its node
@@ -371,6 +378,8 @@ struct corral_engine {
     /* fragmentation workload (frag.c) */
     eshape_t *shapes;
     size_t nshapes;
+    int *shape_models; /* every shape's GPU models, one block */
+    size_t nshape_models;
     bool workload_set;
     uint64_t frag_epoch;
     uint64_t pods_version;

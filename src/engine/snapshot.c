@@ -184,6 +184,7 @@ void corral_engine_free(corral_engine_t *e)
     corral_free(e->unlisted.items);
     corral_free(e->wshapes.items);
     corral_free(e->shapes);
+    corral_free(e->shape_models);
     corral_free(e->pressure);
     corral_free(e->reason_vals.items);
     corral_engine_set_schedulers(e, NULL, 0);
@@ -215,22 +216,32 @@ int corral__res_index(corral_engine_t *e, const char *name)
             return i;
     }
     if (e->nres >= RES_MAX)
-        return -1; /* more extended resources than we track: ignored */
+        return -1; /* more extended resources than we track: the caller says so */
     e->res_names[e->nres] = corral_arena_strdup(&e->keep, name);
     return e->nres++;
 }
 
-/* Convert a resource list; GPUs become milli-GPUs. */
-static void to_rvec(corral_engine_t *e, const corral_reslist_t *l, rvec_t *out, uint32_t *mask)
+/* Convert a resource list; GPUs become milli-GPUs. Without a mask (nodes,
+ * pods, gangs) a zero quantity is the same as none and takes no dimension.
+ * Returns the first resource that could not be tracked (it is left out of
+ * *out), or NULL. */
+static const char *to_rvec(corral_engine_t *e, const corral_reslist_t *l, rvec_t *out,
+                           uint32_t *mask)
 {
+    const char *untracked = NULL;
     memset(out, 0, sizeof(*out));
     if (mask)
         *mask = 0;
     for (size_t i = 0; i < l->n; i++) {
         const char *name = l->items[i].name;
-        int d = corral__res_index(e, name);
-        if (d < 0)
+        if (!mask && corral_qty_sign(&l->items[i].qty) == 0)
             continue;
+        int d = corral__res_index(e, name);
+        if (d < 0) {
+            if (!untracked)
+                untracked = name;
+            continue;
+        }
         int64_t v = 0;
         if (d == RES_CPU)
             corral_qty_milli(&l->items[i].qty, &v);
@@ -242,6 +253,26 @@ static void to_rvec(corral_engine_t *e, const corral_reslist_t *l, rvec_t *out, 
         if (mask)
             *mask |= 1u << d;
     }
+    return untracked;
+}
+
+/* Report resource res of object o as beyond the extended resources tracked,
+ * with what follows (consequence). */
+static void res_beyond(const corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag,
+                       int sev, const char *res, const char *consequence)
+{
+    if (!diag)
+        return;
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (int d = RES_FIXED; d < e->nres; d++)
+        corral_buf_printf(&b, "%s%s", d > RES_FIXED ? ", " : "", e->res_names[d]);
+    corral_diag_add(diag, sev, o->file, o->raw ? o->raw->line : 0, 0, NULL,
+                    "%s %s: extended resource %s is one too many: Corral tracks at most %d "
+                    "extended resources at once (%s); %s",
+                    o->info->name, o->meta.name, res, RES_MAX - RES_FIXED, corral_buf_str(&b),
+                    consequence);
+    corral_buf_fini(&b);
 }
 
 /* --- nodes ---------------------------------------------------------------------- */
@@ -394,12 +425,22 @@ static int upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t 
         n->taints[i].effect = corral_arena_strdup(n->arena, t->effect ? t->effect : "");
     }
     n->unschedulable = src->unschedulable;
-    to_rvec(e, &src->allocatable, &n->alloc, NULL);
+    const char *beyond = to_rvec(e, &src->allocatable, &n->alloc, NULL);
+    if (beyond)
+        res_beyond(e, o, diag, CORRAL_SEV_WARNING, beyond,
+                   "the node is used without it (pods asking for it are refused)");
     if (!corral_reslist_get(&src->allocatable, "pods"))
         n->alloc.v[RES_PODS] = 110; /* the kubelet's default */
     n->ngpu = (int)(n->alloc.v[RES_GPU] / 1000);
-    if (n->ngpu > MAX_GPUS)
+    if (n->ngpu > MAX_GPUS) {
+        if (diag)
+            corral_diag_add(diag, CORRAL_SEV_WARNING, o->file, o->raw ? o->raw->line : 0, 0,
+                            "status.allocatable",
+                            "node %s has %d GPUs; Corral places pods on "
+                            "at most %d GPUs of a node, the other %d stay unused",
+                            n->name, n->ngpu, MAX_GPUS, n->ngpu - MAX_GPUS);
         n->ngpu = MAX_GPUS;
+    }
     n->alloc.v[RES_GPU] = (int64_t)n->ngpu * 1000;
     if (n->alloc.v[RES_CPU] > e->max_node_cpu)
         e->max_node_cpu = n->alloc.v[RES_CPU];
@@ -666,7 +707,7 @@ static void set_str(char **dst, const char *src)
     *dst = src ? corral_strdup(src) : NULL;
 }
 
-static int upsert_podgroup(corral_engine_t *e, const corral_obj_t *o)
+static int upsert_podgroup(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
 {
     const corral_podgroup_t *pg = o->u.pg;
     uint32_t id = group_get(e, o->meta.namespace, o->meta.name, false);
@@ -678,7 +719,10 @@ static int upsert_podgroup(corral_engine_t *e, const corral_obj_t *o)
     set_str(&g->queue_name, pg->queue ? pg->queue : "default");
     g->queue_ver = 0;
     set_str(&g->pc_name, pg->priority_class_name);
-    to_rvec(e, &pg->min_resources, &g->min_res, NULL);
+    const char *beyond = to_rvec(e, &pg->min_resources, &g->min_res, NULL);
+    if (beyond)
+        res_beyond(e, o, diag, CORRAL_SEV_WARNING, beyond,
+                   "minResources is checked without it (pods asking for it are refused)");
     g->has_min_res = pg->min_resources.n > 0;
     g->topo_mode = 0;
     if (pg->topology.mode)
@@ -987,24 +1031,48 @@ static uint32_t new_pod_slot(corral_engine_t *e)
     return (uint32_t)(e->pods.n - 1);
 }
 
-static void pod_requests(corral_engine_t *e, epod_t *p, const corral_pod_t *src)
+/* A pod's requests. A pending pod that asks for what the engine cannot
+ * track is refused (CORRAL_ETOOBIG, said to diag); a running one is taken
+ * without it (nothing pending can ask for it, so nothing overcommits). */
+static int pod_requests(corral_engine_t *e, epod_t *p, const corral_obj_t *o, bool bound,
+                        corral_diag_t *diag)
 {
+    const corral_pod_t *src = o->u.pod;
     corral_arena_t tmp;
     corral_arena_init(&tmp);
     corral_reslist_t req;
     corral_pod_requests(&tmp, &src->spec, &req);
-    to_rvec(e, &req, &p->req, NULL);
+    const char *beyond = to_rvec(e, &req, &p->req, NULL);
+    int rc = 0;
+    if (beyond) {
+        res_beyond(e, o, diag, bound ? CORRAL_SEV_WARNING : CORRAL_SEV_ERROR, beyond,
+                   bound ? "the pod is counted without it"
+                         : "the pod is not scheduled (fewer kinds of extended resources "
+                           "in the cluster, or a scheduler restart, make room)");
+        rc = bound ? 0 : CORRAL_ETOOBIG;
+    }
     const corral_qty_t *whole = corral_reslist_get(&req, "nvidia.com/gpu");
     const corral_qty_t *share = corral_reslist_get(&req, "corral.dev/gpu-milli");
     int64_t v = 0;
     if (whole && corral_qty_value(whole, &v) == 0 && v > 0) {
-        p->gpus = (uint16_t)(v > MAX_GPUS ? MAX_GPUS + 1 : v);
+        p->gpus = (uint16_t)(v > MAX_GPUS ? MAX_GPUS + 1 : v); /* more: fits no node */
         p->req.v[RES_GPU] = v * 1000;
     } else if (share && corral_qty_value(share, &v) == 0 && v > 0) {
+        if (v > 999 && !bound && rc == 0) {
+            if (diag)
+                corral_diag_add(diag, CORRAL_SEV_ERROR, o->file, o->raw ? o->raw->line : 0, 0,
+                                "spec.containers",
+                                "pod %s asks for %lld corral.dev/gpu-milli "
+                                "over its containers; a share is of one GPU (at most 999): ask "
+                                "for nvidia.com/gpu instead",
+                                o->meta.name, (long long)v);
+            rc = CORRAL_ETOOBIG;
+        }
         p->share = (uint16_t)(v > 1000 ? 1000 : v);
     }
     p->req.v[RES_PODS] = 1;
     corral_arena_fini(&tmp);
+    return rc;
 }
 
 static void pod_group(corral_engine_t *e, uint32_t pid, const corral_obj_t *o)
@@ -1126,7 +1194,12 @@ static int upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, co
     p->age = e->age_seq++;
     p->est_ns = ann_duration(o, ANN_ESTIMATE, -1, diag);
     p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
-    pod_requests(e, p, src);
+    int rq = pod_requests(e, p, o, bound, diag);
+    if (rq != 0) {
+        free_pod(p);
+        VEC_PUSH(e->pod_free, pid);
+        return rq;
+    }
     p->prof = intern_prof(e, &src->spec);
     p->rcls = intern_rcls(e, p);
     corral__wshape_count(e, p, 1);
@@ -1176,18 +1249,77 @@ uint32_t corral__queue_get(corral_engine_t *e, const char *name)
     return id;
 }
 
-static int upsert_queue(corral_engine_t *e, const corral_obj_t *o)
+/* How many queues deep the tree of queue o would be, through the queues
+ * that exist: refused (CORRAL_ETOOBIG) past QUEUE_DEPTH_MAX levels and
+ * (CORRAL_EINVAL) when its parent is its own descendant. */
+static int queue_depth_ok(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
+{
+    const char *self = o->meta.name;
+    int up = 0; /* its ancestors */
+    const char *loop = NULL;
+    for (const char *pn = o->u.queue->parent; pn && *pn && up <= QUEUE_DEPTH_MAX; up++) {
+        uint32_t id;
+        if (strcmp(pn, self) == 0) {
+            loop = pn;
+            break;
+        }
+        if (!corral_hmap_get(&e->queue_by_name, pn, &id) || !e->queues.items[id].alive)
+            break;
+        pn = e->queues.items[id].parent_name;
+    }
+    int down = 0; /* the levels below it */
+    for (size_t i = 0; !loop && i < e->queues.n; i++) {
+        const equeue_t *q = &e->queues.items[i];
+        if (!q->alive || strcmp(q->name, self) == 0)
+            continue;
+        int k = 1;
+        for (const char *pn = q->parent_name; pn && *pn && k <= QUEUE_DEPTH_MAX; k++) {
+            uint32_t id;
+            if (strcmp(pn, self) == 0) {
+                if (k > down)
+                    down = k;
+                break;
+            }
+            if (!corral_hmap_get(&e->queue_by_name, pn, &id) || !e->queues.items[id].alive)
+                break;
+            pn = e->queues.items[id].parent_name;
+        }
+    }
+    if (!loop && up + 1 + down <= QUEUE_DEPTH_MAX)
+        return 0;
+    int line = o->raw ? o->raw->line : 0;
+    if (diag && loop)
+        corral_diag_add(diag, CORRAL_SEV_ERROR, o->file, line, 0, "spec.parent",
+                        "queue %s: its parent %s is the queue itself or one of its descendants "
+                        "(a loop); the queue is not taken",
+                        self, o->u.queue->parent);
+    else if (diag)
+        corral_diag_add(diag, CORRAL_SEV_ERROR, o->file, line, 0, "spec.parent",
+                        "queue %s: the queue tree would be more than %d levels deep (parent "
+                        "%s); the queue is not taken",
+                        self, QUEUE_DEPTH_MAX, o->u.queue->parent);
+    return loop ? CORRAL_EINVAL : CORRAL_ETOOBIG;
+}
+
+static int upsert_queue(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
 {
     const corral_queue_t *src = o->u.queue;
+    int rc = queue_depth_ok(e, o, diag);
+    if (rc != 0)
+        return rc;
     uint32_t id = corral__queue_get(e, o->meta.name);
     equeue_t *q = &e->queues.items[id];
     q->alive = true;
     q->implicit = false;
     e->queue_ver++;
     q->weight = src->weight > 0 ? src->weight : 1;
-    to_rvec(e, &src->capability, &q->cap, &q->cap_mask);
-    to_rvec(e, &src->deserved, &q->deserved, &q->des_mask);
-    to_rvec(e, &src->guarantee, &q->guarantee, &q->gua_mask);
+    const char *b1 = to_rvec(e, &src->capability, &q->cap, &q->cap_mask);
+    const char *b2 = to_rvec(e, &src->deserved, &q->deserved, &q->des_mask);
+    const char *b3 = to_rvec(e, &src->guarantee, &q->guarantee, &q->gua_mask);
+    const char *beyond = b1 ? b1 : b2 ? b2 : b3;
+    if (beyond)
+        res_beyond(e, o, diag, CORRAL_SEV_WARNING, beyond,
+                   "the queue's amounts of it are ignored (pods asking for it are refused)");
     q->reclaimable = src->reclaimable;
     set_str(&q->parent_name, src->parent);
     q->prio = src->priority;
@@ -1266,9 +1398,9 @@ int corral_engine_upsert(corral_engine_t *e, const corral_obj_t *o, int64_t now_
     case CORRAL_KIND_POD:
         return upsert_pod(e, o, now_ns, diag);
     case CORRAL_KIND_PODGROUP:
-        return upsert_podgroup(e, o);
+        return upsert_podgroup(e, o, diag);
     case CORRAL_KIND_QUEUE:
-        return upsert_queue(e, o);
+        return upsert_queue(e, o, diag);
     case CORRAL_KIND_PRIORITYCLASS:
         return upsert_pc(e, o);
     case CORRAL_KIND_HYPERNODE:
