@@ -233,6 +233,7 @@ typedef struct equeue {
     rvec_t cap, deserved, guarantee;
     uint32_t cap_mask, des_mask, gua_mask; /* bit d: dimension d is set */
     bool reclaimable;
+    bool closed; /* status.state Closed or Closing: starts no new pod (ruling 7) */
     char *parent_name;
     int32_t prio;
     /* per cycle */
@@ -245,7 +246,12 @@ typedef struct equeue {
     int32_t min_run_prio; /* lowest priority among its running pods */
     double share_c;       /* share, valid unless share_dirty */
     bool share_dirty;
-    bool capped; /* it or an ancestor has a capability (resolve_tree) */
+    bool capped;      /* it or an ancestor has a capability (resolve_tree) */
+    bool reclaim_eff; /* it and every ancestor are reclaimable (ruling 3) */
+    /* Its effective guarantee: the larger of its own and the sum of its
+     * children's (ruling 4), and the dimensions it covers (resolve_tree). */
+    rvec_t gua_eff;
+    uint32_t gua_eff_mask;
     /* its waiting jobs by priority then age (order.c) */
     uint32_t *jobs;
     size_t njobs, capjobs;
@@ -336,6 +342,10 @@ struct corral_engine {
 
     VEC(equeue_t) queues;
     corral_hmap_t queue_by_name;
+    /* The queue tree's children (resolve_tree): kid_ids[kid_first[q] ..
+     * kid_first[q + 1]) are q's children, in id order; index queues.n
+     * stands for the root (top-level queues). */
+    uint32_t *kid_first, *kid_ids;
 
     VEC(int32_t) pc_values;
     VEC(char *) pc_names; /* owned keys of pc_by_name; NULL: free slot */

@@ -164,6 +164,8 @@ void corral_engine_free(corral_engine_t *e)
     corral_hmap_fini(&e->pod_by_key);
     corral_hmap_fini(&e->group_by_key);
     corral_hmap_fini(&e->queue_by_name);
+    corral_free(e->kid_first);
+    corral_free(e->kid_ids);
     corral_hmap_fini(&e->pc_by_name);
     corral_hmap_fini(&e->hn_by_name);
     corral_hmap_fini(&e->prof_by_key);
@@ -1321,6 +1323,8 @@ static int upsert_queue(corral_engine_t *e, const corral_obj_t *o, corral_diag_t
         res_beyond(e, o, diag, CORRAL_SEV_WARNING, beyond,
                    "the queue's amounts of it are ignored (pods asking for it are refused)");
     q->reclaimable = src->reclaimable;
+    q->closed =
+        src->state && (strcmp(src->state, "Closed") == 0 || strcmp(src->state, "Closing") == 0);
     set_str(&q->parent_name, src->parent);
     q->prio = src->priority;
     return 0;
