@@ -376,7 +376,7 @@ Test(limits, a_shape_may_allow_more_than_8_gpu_models)
     et_t t;
     et_init(&t);
     const char *models[12];
-    char names[12][8];
+    char names[12][16];
     for (int i = 0; i < 12; i++) {
         snprintf(names[i], sizeof(names[i]), "M%d", i);
         models[i] = names[i];

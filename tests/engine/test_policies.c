@@ -174,7 +174,7 @@ static void random_run(uint64_t seed, corral_policy_t policy, char *out)
     cr_assert_eq(corral_engine_cycle(t.e, 0, &d), 0);
     cr_assert_eq(d->nbinds, 8);
     for (int i = 0; i < 8; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "p%d", i);
         corral_pod_view_t v;
         cr_assert_eq(corral_engine_pod(t.e, "default", name, &v), 0);
