@@ -34,8 +34,9 @@ VARIANTS=(
     cpupod:cpu_pod=1
     cpupod2:cpu_pod=2
     wcpu:whole_cpu=1
-    div800:frag_div=800
-    div1250:frag_div=1250
+    nosp:share_pack=0
+    nowp:whole_pack=0
+    nopack:share_pack=0,whole_pack=0,cpu_pack=0
 )
 args=()
 for v in "${VARIANTS[@]}"; do args+=(--variant "$v"); done
