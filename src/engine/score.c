@@ -97,11 +97,8 @@ static int64_t frag_gain(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
         if (t->share_first && used < best_used)
             continue;
         int64_t s = frag_step(e, before, corral__frag_after(e, n, p, 1ULL << g));
-        bool better = s > best;
-        if (t->share_first && used > best_used)
-            better = true;
-        else if (s == best && t->share_gpu && used > best_used)
-            better = true;
+        bool better = t->share_first ? used > best_used || s > best
+                                     : s > best || (t->share_gpu && s == best && used > best_used);
         if (better) {
             best = s;
             best_used = used;
