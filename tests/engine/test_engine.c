@@ -155,3 +155,38 @@ Test(engine, free_pods_leave_wanted_gpu_models)
     cr_assert_str_eq(place_free_pod(true), "v-g2");
     cr_assert_str_eq(place_free_pod(false), "t4");
 }
+
+/* The score's cross-validated constants (corral_score_tune_t): a 1-GPU pod
+ * between an 8-GPU node first by name and a 4-GPU node, where fragmentation
+ * ties (every shape fits both), goes where the fewest whole GPUs stay free
+ * with whole_pack on (the default), and to the first by name with it off. */
+static const char *place_whole(int whole_pack)
+{
+    static char node[64];
+    et_t t;
+    et_init(&t);
+    corral_sched_config_t cfg;
+    corral_sched_config_default(&cfg);
+    cr_assert_eq(cfg.tune.whole_pack, 1);
+    cr_assert_eq(cfg.tune.frag_div, 1000);
+    cfg.tune.whole_pack = whole_pack;
+    corral_engine_set_config(t.e, &cfg);
+    apply(&t, MODEL_NODE("a-g2", "8", "G2") "---\n" MODEL_NODE("b-g2", "4", "G2"));
+    corral_shape_t shapes[] = {{1000, 1, 1000, NULL, 0, 1}};
+    cr_assert_eq(corral_engine_set_workload(t.e, shapes, 1), 0);
+    apply(&t, POD("one", "1"));
+    const corral_decisions_t *d;
+    cr_assert_eq(corral_engine_cycle(t.e, 0, &d), 0);
+    corral_pod_view_t v;
+    cr_assert_eq(corral_engine_pod(t.e, "default", "one", &v), 0);
+    cr_assert(v.bound);
+    snprintf(node, sizeof(node), "%s", v.node);
+    et_fini(&t);
+    return node;
+}
+
+Test(engine, whole_gpu_packing_is_a_tuned_constant)
+{
+    cr_assert_str_eq(place_whole(1), "b-g2");
+    cr_assert_str_eq(place_whole(0), "a-g2");
+}
