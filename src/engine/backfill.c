@@ -14,7 +14,7 @@
 
 void corral__resv_clear(corral_engine_t *e)
 {
-    reservation_t *r = &e->resv;
+    reservation_t *r = &e->rv.cur;
     corral_free(r->nodes);
     corral_free(r->masks);
     corral_free(r->res);
@@ -37,10 +37,10 @@ static int cmp_ev(const void *a, const void *b)
 /* Running pods with a known end, soonest first. */
 static ev_t *end_events(corral_engine_t *e, size_t *n)
 {
-    ev_t *ev = corral_malloc((e->pods.n + 1) * sizeof(*ev));
+    ev_t *ev = corral_malloc((e->pd.pods.n + 1) * sizeof(*ev));
     size_t k = 0;
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        const epod_t *p = &e->pd.pods.items[i];
         if (!p->alive || !POD_PLACED(p))
             continue;
         int64_t end;
@@ -60,14 +60,14 @@ static ev_t *end_events(corral_engine_t *e, size_t *n)
 /* Record where the job's tentative binds (since mark) landed. */
 static void capture(corral_engine_t *e, size_t mark)
 {
-    reservation_t *r = &e->resv;
-    size_t cnt = e->txn.n - mark;
+    reservation_t *r = &e->rv.cur;
+    size_t cnt = e->cy.txn.n - mark;
     r->nodes = corral_malloc((cnt + 1) * sizeof(*r->nodes));
     r->masks = corral_calloc(cnt + 1, sizeof(*r->masks));
     r->res = corral_calloc(cnt + 1, sizeof(*r->res));
     r->n = 0;
-    for (size_t i = mark; i < e->txn.n; i++) {
-        const epod_t *p = &e->pods.items[e->txn.items[i]];
+    for (size_t i = mark; i < e->cy.txn.n; i++) {
+        const epod_t *p = &e->pd.pods.items[e->cy.txn.items[i]];
         size_t j = 0;
         while (j < r->n && r->nodes[j] != p->node)
             j++;
@@ -81,7 +81,7 @@ static void capture(corral_engine_t *e, size_t mark)
      * then, and the job (ruling 6). Turned into a hold on today's state
      * once the pods ended for the trial are back (hold_at_t). */
     for (size_t j = 0; j < r->n; j++) {
-        const enode_t *n = &e->nodes.items[r->nodes[j]];
+        const enode_t *n = &e->nd.nodes.items[r->nodes[j]];
         r->res[j].v[RES_CPU] = n->used.v[RES_CPU] + n->nominated.v[RES_CPU];
         r->res[j].v[RES_MEM] = n->used.v[RES_MEM] + n->nominated.v[RES_MEM];
     }
@@ -92,9 +92,9 @@ static void capture(corral_engine_t *e, size_t mark)
  * allocatable with hold = max(0, at_T - used_now). */
 static void hold_at_t(corral_engine_t *e)
 {
-    reservation_t *r = &e->resv;
+    reservation_t *r = &e->rv.cur;
     for (size_t j = 0; j < r->n; j++) {
-        const enode_t *n = &e->nodes.items[r->nodes[j]];
+        const enode_t *n = &e->nd.nodes.items[r->nodes[j]];
         for (int d = RES_CPU; d <= RES_MEM; d++) {
             int64_t now = n->used.v[d] + n->nominated.v[d];
             r->res[j].v[d] = r->res[j].v[d] > now ? r->res[j].v[d] - now : 0;
@@ -105,7 +105,7 @@ static void hold_at_t(corral_engine_t *e)
 void corral__reserve(corral_engine_t *e, uint32_t gid)
 {
     corral__resv_clear(e);
-    e->resv_for = gid;
+    e->rv.for_job = gid;
     size_t nev;
     ev_t *ev = end_events(e, &nev);
     uint32_t *saved_node = corral_malloc((nev + 1) * sizeof(uint32_t));
@@ -118,7 +118,7 @@ void corral__reserve(corral_engine_t *e, uint32_t gid)
     while (removed < nev) {
         int64_t t = ev[removed].end;
         for (; removed < nev && ev[removed].end == t; removed++) {
-            epod_t *p = &e->pods.items[ev[removed].pod];
+            epod_t *p = &e->pd.pods.items[ev[removed].pod];
             saved_node[removed] = p->node;
             saved_mask[removed] = p->gpu_mask;
             saved_start[removed] = p->start_ns;
@@ -127,14 +127,14 @@ void corral__reserve(corral_engine_t *e, uint32_t gid)
         }
         size_t mark = corral__txn_mark(e);
         const char *why;
-        if (corral__place_job(e, gid, false, false, &why) == PLACE_OK && e->txn.n > mark) {
+        if (corral__place_job(e, gid, false, false, &why) == PLACE_OK && e->cy.txn.n > mark) {
             capture(e, mark);
-            e->resv.active = true;
-            e->resv.group = gid;
-            e->resv.t_ns = t;
+            e->rv.cur.active = true;
+            e->rv.cur.group = gid;
+            e->rv.cur.t_ns = t;
         }
         corral__txn_rollback(e, mark);
-        if (e->resv.active)
+        if (e->rv.cur.active)
             break;
     }
     while (removed-- > 0) {
@@ -142,7 +142,7 @@ void corral__reserve(corral_engine_t *e, uint32_t gid)
                         saved_start[removed], saved_state[removed]);
     }
     e->dry = saved_dry;
-    if (e->resv.active)
+    if (e->rv.cur.active)
         hold_at_t(e);
     corral_free(saved_node);
     corral_free(saved_mask);

@@ -14,7 +14,7 @@ static void nominate_drop(corral_engine_t *e, epod_t *p)
 {
     if (p->nom_node == NONE)
         return;
-    enode_t *n = &e->nodes.items[p->nom_node];
+    enode_t *n = &e->nd.nodes.items[p->nom_node];
     rv_sub(&n->nominated, &p->req, RES_MAX);
     n->nominated_mask &= ~p->nom_mask;
     p->nom_node = NONE;
@@ -33,7 +33,7 @@ void corral__nominate_clear(corral_engine_t *e, epod_t *p)
 
 static void nominate_set(corral_engine_t *e, epod_t *p, uint32_t nid, uint64_t mask)
 {
-    enode_t *n = &e->nodes.items[nid];
+    enode_t *n = &e->nd.nodes.items[nid];
     p->nom_node = nid;
     p->nom_mask = mask;
     rv_add(&n->nominated, &p->req, RES_MAX);
@@ -42,7 +42,7 @@ static void nominate_set(corral_engine_t *e, epod_t *p, uint32_t nid, uint64_t m
 
 void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     corral__contrib(e, p, -1);
     nominate_drop(e, p);
     nominate_set(e, p, nid, mask); /* a nominated pod counts as its queue's */
@@ -60,30 +60,30 @@ void corral__nominate(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t m
  * eviction protection runs out. */
 static void bind_victim_facts(corral_engine_t *e, const epod_t *p)
 {
-    uint32_t q = e->groups.items[p->group].queue;
-    if (q != NONE && q < e->queues.n && p->priority < e->queues.items[q].min_run_prio)
-        e->queues.items[q].min_run_prio = p->priority;
-    if (p->min_run_ns > 0 && p->start_ns + p->min_run_ns < e->next_timer)
-        e->next_timer = p->start_ns + p->min_run_ns;
+    uint32_t q = e->pd.groups.items[p->group].queue;
+    if (q != NONE && q < e->qs.queues.n && p->priority < e->qs.queues.items[q].min_run_prio)
+        e->qs.queues.items[q].min_run_prio = p->priority;
+    if (p->min_run_ns > 0 && p->start_ns + p->min_run_ns < e->cy.next_timer)
+        e->cy.next_timer = p->start_ns + p->min_run_ns;
 }
 
 static void running_add(corral_engine_t *e, uint32_t gid, int sign)
 {
-    egroup_t *g = &e->groups.items[gid];
+    egroup_t *g = &e->pd.groups.items[gid];
     if (sign > 0 && g->nbound++ == 0) {
-        g->run_idx = (uint32_t)e->running.n;
-        VEC_PUSH(e->running, gid);
+        g->run_idx = (uint32_t)e->pd.running.n;
+        VEC_PUSH(e->pd.running, gid);
     } else if (sign < 0 && --g->nbound == 0) {
-        uint32_t last = e->running.items[--e->running.n];
-        e->running.items[g->run_idx] = last;
-        e->groups.items[last].run_idx = g->run_idx;
+        uint32_t last = e->pd.running.items[--e->pd.running.n];
+        e->pd.running.items[g->run_idx] = last;
+        e->pd.groups.items[last].run_idx = g->run_idx;
     }
 }
 
 void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
-    epod_t *p = &e->pods.items[pid];
-    enode_t *n = &e->nodes.items[nid];
+    epod_t *p = &e->pd.pods.items[pid];
+    enode_t *n = &e->nd.nodes.items[nid];
     corral__contrib(e, p, -1);
     if (p->nom_node != NONE) {
         p->held_nom_node = p->nom_node;
@@ -91,14 +91,14 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
         nominate_drop(e, p);
     }
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
-        e->npending--;
+        e->pd.npending--;
     p->state = POD_BOUND; /* from pending, or GONE on the way back to terminating */
     p->node = nid;
     p->gpu_mask = mask;
     p->start_ns = e->now;
     bind_victim_facts(e, p);
     rv_add(&n->used, &p->req, RES_MAX);
-    rv_add(&e->total_used, &p->req, e->nres);
+    rv_add(&e->nd.total_used, &p->req, e->nres);
     running_add(e, p->group, 1);
     corral__contrib(e, p, 1);
     corral__hist(e, n, -1);
@@ -124,14 +124,14 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 
 void corral__unbind(corral_engine_t *e, uint32_t pid)
 {
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     if (!POD_PLACED(p))
         return;
-    enode_t *n = &e->nodes.items[p->node];
+    enode_t *n = &e->nd.nodes.items[p->node];
     bool leaving = p->state == POD_TERMINATING;
     corral__contrib(e, p, -1);
     rv_sub(&n->used, &p->req, RES_MAX);
-    rv_sub(&e->total_used, &p->req, e->nres);
+    rv_sub(&e->nd.total_used, &p->req, e->nres);
     running_add(e, p->group, -1);
     bool held = p->held_nom_node != NONE;
     corral__hist(e, n, -1);
@@ -161,7 +161,7 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     /* A terminating pod taken off stays out of everything (GONE): were it
      * pending, it would count for its queue again and could be placed. */
     p->state = leaving ? POD_GONE : POD_PENDING;
-    e->npending += !leaving;
+    e->pd.npending += !leaving;
     p->node = NONE;
     p->gpu_mask = 0;
     if (held) {
@@ -175,7 +175,7 @@ void corral__restore(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t ma
                      int64_t start_ns, uint8_t state)
 {
     corral__bind(e, pid, nid, mask);
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     p->start_ns = start_ns;
     if (state != p->state) {
         corral__contrib(e, p, -1);
@@ -186,7 +186,7 @@ void corral__restore(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t ma
 
 void corral__terminate(corral_engine_t *e, uint32_t pid)
 {
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     corral__contrib(e, p, -1);
     p->state = POD_TERMINATING;
     corral__contrib(e, p, 1);

@@ -20,10 +20,10 @@ static int32_t pc_value(const corral_engine_t *e, const char *name, bool *found)
 {
     uint32_t id;
     *found = false;
-    if (!name || !corral_hmap_get(&e->pc_by_name, name, &id))
+    if (!name || !corral_hmap_get(&e->pd.pc_by_name, name, &id))
         return 0;
     *found = true;
-    return e->pc_values.items[id];
+    return e->pd.pc_values.items[id];
 }
 
 /* Priorities of group g and its pods: a pod's own, else its PriorityClass's,
@@ -37,7 +37,7 @@ static void group_priorities(corral_engine_t *e, egroup_t *g)
     bool own_class = g->pc_name && found;
     int32_t best = INT32_MIN;
     for (size_t j = 0; j < g->npods; j++) {
-        epod_t *p = &e->pods.items[g->pods[j]];
+        epod_t *p = &e->pd.pods.items[g->pods[j]];
         if (p->spec_priority.set)
             p->priority = p->spec_priority.v;
         else if (p->priority = pc_value(e, p->pc_name, &found), !found)
@@ -47,30 +47,30 @@ static void group_priorities(corral_engine_t *e, egroup_t *g)
     if (!own_class)
         g->priority = g->npods ? best : 0;
     if (g->priority != before)
-        e->prio_changed = true; /* the job lists need sorting again */
+        e->pd.prio_changed = true; /* the job lists need sorting again */
 }
 
 static void resolve_priorities(corral_engine_t *e)
 {
-    for (size_t i = 0; i < e->groups.n; i++) {
-        if (e->groups.items[i].alive)
-            group_priorities(e, &e->groups.items[i]);
+    for (size_t i = 0; i < e->pd.groups.n; i++) {
+        if (e->pd.groups.items[i].alive)
+            group_priorities(e, &e->pd.groups.items[i]);
     }
-    e->pc_dirty = false;
+    e->pd.pc_dirty = false;
 }
 
 static void reset_cycle(corral_engine_t *e, int64_t now, bool quiet)
 {
     e->now = now;
-    corral_arena_reset(&e->cyc);
+    corral_arena_reset(&e->cy.cyc);
     e->version = ++e->vseq; /* cached reasons lived in the arena just reset */
-    e->binds.n = e->evicts.n = e->pendings.n = e->gstats.n = 0;
-    e->txn.n = e->txn_ver.n = 0;
-    memset(&e->dec, 0, sizeof(e->dec));
+    e->cy.binds.n = e->cy.evicts.n = e->cy.pendings.n = e->cy.gstats.n = 0;
+    e->cy.txn.n = e->cy.txn_ver.n = 0;
+    memset(&e->cy.dec, 0, sizeof(e->cy.dec));
     if (!quiet) {
         corral__reasons_trim(e); /* a full cycle sets every reason again */
         corral__resv_clear(e);
-        e->resv_for = NONE;
+        e->rv.for_job = NONE;
     }
 }
 
@@ -79,10 +79,10 @@ static void reset_cycle(corral_engine_t *e, int64_t now, bool quiet)
 static bool ends_before_reservation(const corral_engine_t *e, const egroup_t *g)
 {
     for (size_t i = 0; i < g->npods; i++) {
-        const epod_t *p = &e->pods.items[g->pods[i]];
+        const epod_t *p = &e->pd.pods.items[g->pods[i]];
         if (p->state != POD_PENDING)
             continue;
-        if (p->est_ns < 0 || e->now + p->est_ns > e->resv.t_ns)
+        if (p->est_ns < 0 || e->now + p->est_ns > e->rv.cur.t_ns)
             return false;
     }
     return true;
@@ -104,28 +104,29 @@ static uint32_t plain_pod(const corral_engine_t *e, const egroup_t *g)
 {
     if (!g->implicit || g->npods != 1 || g->topo_mode || g->min_member > 1)
         return NONE;
-    const epod_t *p = &e->pods.items[g->pods[0]];
+    const epod_t *p = &e->pd.pods.items[g->pods[0]];
     return p->state == POD_PENDING && p->nom_node == NONE ? g->pods[0] : NONE;
 }
 
 static memo_t *memo_slot(corral_engine_t *e, uint32_t pid, uint32_t queue, int resv)
 {
-    uint64_t h = e->pods.items[pid].rcls * 0x9E3779B97F4A7C15ULL ^ (uint64_t)queue * 0x85EBCA6BULL;
+    uint64_t h =
+        e->pd.pods.items[pid].rcls * 0x9E3779B97F4A7C15ULL ^ (uint64_t)queue * 0x85EBCA6BULL;
     h ^= (uint64_t)resv;
-    return &e->memo[(h >> 20) % MEMO_SLOTS];
+    return &e->pm.slots[(h >> 20) % MEMO_SLOTS];
 }
 
 static bool memo_hit(const corral_engine_t *e, const memo_t *m, uint32_t pid, uint32_t queue,
                      int resv)
 {
-    return m->version == e->version && m->rcls == e->pods.items[pid].rcls && m->queue == queue &&
-           m->resv == resv && m->resv_group == (e->resv.active ? e->resv.group : NONE);
+    return m->version == e->version && m->rcls == e->pd.pods.items[pid].rcls && m->queue == queue &&
+           m->resv == resv && m->resv_group == (e->rv.cur.active ? e->rv.cur.group : NONE);
 }
 
 static int try_job(corral_engine_t *e, uint32_t gid)
 {
-    const egroup_t *g = &e->groups.items[gid];
-    bool resv = e->resv.active && e->resv.group != gid && !ends_before_reservation(e, g);
+    const egroup_t *g = &e->pd.groups.items[gid];
+    bool resv = e->rv.cur.active && e->rv.cur.group != gid && !ends_before_reservation(e, g);
     uint32_t pid = plain_pod(e, g);
     memo_t *m = pid != NONE ? memo_slot(e, pid, g->queue, resv) : NULL;
     if (m && memo_hit(e, m, pid, g->queue, resv)) {
@@ -133,20 +134,20 @@ static int try_job(corral_engine_t *e, uint32_t gid)
         return m->r;
     }
     int r = try_job_slow(e, gid, resv);
-    if (m && r != PLACE_OK && e->pods.items[pid].reason)
+    if (m && r != PLACE_OK && e->pd.pods.items[pid].reason)
         *m = (memo_t){.version = e->version,
-                      .rcls = e->pods.items[pid].rcls,
+                      .rcls = e->pd.pods.items[pid].rcls,
                       .queue = g->queue,
                       .resv = resv,
-                      .resv_group = e->resv.active ? e->resv.group : NONE,
+                      .resv_group = e->rv.cur.active ? e->rv.cur.group : NONE,
                       .r = r,
-                      .why = e->pods.items[pid].reason};
+                      .why = e->pd.pods.items[pid].reason};
     return r;
 }
 
 static int try_job_slow(corral_engine_t *e, uint32_t gid, bool resv)
 {
-    const egroup_t *g = &e->groups.items[gid];
+    const egroup_t *g = &e->pd.groups.items[gid];
     const char *why;
     int r = corral__place_job(e, gid, resv, true, &why);
     if (r == PLACE_FAIL && resv) {
@@ -154,13 +155,13 @@ static int try_job_slow(corral_engine_t *e, uint32_t gid, bool resv)
         size_t mark = corral__txn_mark(e);
         e->dry = true;
         int r2 = corral__place_job(e, gid, false, false, &why);
-        bool placed = r2 == PLACE_OK && e->txn.n > mark;
+        bool placed = r2 == PLACE_OK && e->cy.txn.n > mark;
         e->dry = false;
         corral__txn_rollback(e, mark);
         if (placed) {
-            const egroup_t *j = &e->groups.items[e->resv.group];
+            const egroup_t *j = &e->pd.groups.items[e->rv.cur.group];
             corral__group_reason(e, g,
-                                 corral_arena_printf(&e->cyc,
+                                 corral_arena_printf(&e->cy.cyc,
                                                      "waiting for resources reserved for %s/%s",
                                                      j->ns, j->name));
         }
@@ -183,15 +184,15 @@ static const char *behind_text(corral_engine_t *e)
 static void wait_behind(corral_engine_t *e, qjobs_t *qj, uint32_t blocked)
 {
     const char *behind = behind_text(e);
-    for (size_t i = 0; i < e->queues.n; i++) {
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
         uint32_t gid = corral__peek(e, &qj[i]);
         if (gid != NONE && gid != blocked)
-            corral__group_reason(e, &e->groups.items[gid], behind);
+            corral__group_reason(e, &e->pd.groups.items[gid], behind);
     }
-    for (size_t i = 0; i < e->fresh.n; i++) {
-        const egroup_t *g = &e->groups.items[e->fresh.items[i]];
+    for (size_t i = 0; i < e->pd.fresh.n; i++) {
+        const egroup_t *g = &e->pd.groups.items[e->pd.fresh.items[i]];
         for (size_t k = 0; g->alive && k < g->npods; k++) {
-            const epod_t *p = &e->pods.items[g->pods[k]];
+            const epod_t *p = &e->pd.pods.items[g->pods[k]];
             if (p->state == POD_PENDING && !p->reason)
                 corral__set_reason(e, g->pods[k], behind);
         }
@@ -208,7 +209,7 @@ static void allocate(corral_engine_t *e, qjobs_t *qj, uint32_t first_blocked, ui
     while ((first_blocked == NONE || !strict) && (q = corral__next_queue(e, qj)) != NONE) {
         uint32_t gid = qj[q].jobs[qj[q].next++];
         order[(*norder)++] = gid;
-        e->dec.stats.jobs_tried++;
+        e->cy.dec.stats.jobs_tried++;
         int r = try_job(e, gid);
         if (r != PLACE_OK && first_blocked == NONE) {
             first_blocked = gid;
@@ -216,7 +217,7 @@ static void allocate(corral_engine_t *e, qjobs_t *qj, uint32_t first_blocked, ui
                 corral__reserve(e, gid);
         }
     }
-    e->blocked = first_blocked;
+    e->rv.blocked = first_blocked;
     if (strict && first_blocked != NONE)
         wait_behind(e, qj, first_blocked);
 }
@@ -235,15 +236,15 @@ static void allocate(corral_engine_t *e, qjobs_t *qj, uint32_t first_blocked, ui
  */
 static bool quiet(const corral_engine_t *e, int64_t now)
 {
-    return e->cycles > 0 && e->epoch == e->cycle_epoch && now < e->next_timer;
+    return e->cy.cycles > 0 && e->cy.epoch == e->cy.cycle_epoch && now < e->cy.next_timer;
 }
 
 /* Groups that changed since the last cycle (new pods, pods gone, PodGroup
  * updated): their queue and priorities. The rest are as they were. */
 static void prepare_changed(corral_engine_t *e)
 {
-    for (size_t i = 0; i < e->touched.n; i++) {
-        egroup_t *g = &e->groups.items[e->touched.items[i]];
+    for (size_t i = 0; i < e->rp.touched.n; i++) {
+        egroup_t *g = &e->pd.groups.items[e->rp.touched.items[i]];
         if (!g->alive)
             continue;
         corral__queue_of(e, g);
@@ -254,16 +255,16 @@ static void prepare_changed(corral_engine_t *e)
 /* The job blocked in the cycle before, if it still waits. */
 static uint32_t still_blocked(corral_engine_t *e)
 {
-    uint32_t b = e->blocked;
-    if (b == NONE || b >= e->groups.n || !e->groups.items[b].alive ||
-        !corral__has_pending(e, &e->groups.items[b]))
+    uint32_t b = e->rv.blocked;
+    if (b == NONE || b >= e->pd.groups.n || !e->pd.groups.items[b].alive ||
+        !corral__has_pending(e, &e->pd.groups.items[b]))
         return NONE;
     if (!e->cfg.backfill || e->cfg.strict_order)
         return b;
     /* Nothing has freed room since: the reservation made then still holds
      * (the jobs placed since respected it). */
-    if (e->resv_for == b)
-        e->resv.active = e->resv_found;
+    if (e->rv.for_job == b)
+        e->rv.cur.active = e->rv.found;
     else
         corral__reserve(e, b);
     return b;
@@ -271,11 +272,11 @@ static uint32_t still_blocked(corral_engine_t *e)
 
 static void end_cycle(corral_engine_t *e)
 {
-    for (size_t i = 0; i < e->fresh.n; i++)
-        e->groups.items[e->fresh.items[i]].fresh = false;
-    e->fresh.n = 0;
-    e->fresh_pods.n = 0;
-    e->cycles++;
+    for (size_t i = 0; i < e->pd.fresh.n; i++)
+        e->pd.groups.items[e->pd.fresh.items[i]].fresh = false;
+    e->pd.fresh.n = 0;
+    e->pd.fresh_pods.n = 0;
+    e->cy.cycles++;
 }
 
 /* Can job g have victims at all? Cheap tests before any search: preempting
@@ -286,7 +287,7 @@ static bool may_evict_for(corral_engine_t *e, const egroup_t *g, bool across)
     if (g->queue == NONE)
         return false;
     if (!across)
-        return e->queues.items[g->queue].min_run_prio < g->priority;
+        return e->qs.queues.items[g->queue].min_run_prio < g->priority;
     return corral__queue_share(e, g->queue) <= 1.0; /* present allocation, not history */
 }
 
@@ -302,13 +303,13 @@ static void evict_action(corral_engine_t *e, const uint32_t *order, size_t norde
     int tries = 0;
     int kind = across ? 3 : 2;
     for (size_t i = 0; i < norder && tries < MAX_VICTIM_SEARCHES; i++) {
-        egroup_t *g = &e->groups.items[order[i]];
+        egroup_t *g = &e->pd.groups.items[order[i]];
         if (!may_evict_for(e, g, across) || !corral__has_pending(e, g))
             continue;
         uint32_t pid = plain_pod(e, g);
         /* Placing the job for real checks its queue's limits: then the
          * queue matters after all. */
-        bool limited = e->queues.items[g->queue].capped || e->any_guarantee;
+        bool limited = e->qs.queues.items[g->queue].capped || e->qs.any_guarantee;
         uint32_t mq = across && !limited ? NONE : g->queue;
         memo_t *m = pid != NONE ? memo_slot(e, pid, mq, kind) : NULL;
         if (m && memo_hit(e, m, pid, mq, kind) && (across || m->prio == g->priority))
@@ -317,7 +318,7 @@ static void evict_action(corral_engine_t *e, const uint32_t *order, size_t norde
         tries += r != PREEMPT_NONE;
         if (m && r == PREEMPT_FAILED)
             *m = (memo_t){.version = e->version,
-                          .rcls = e->pods.items[pid].rcls,
+                          .rcls = e->pd.pods.items[pid].rcls,
                           .queue = mq,
                           .resv = kind,
                           .prio = g->priority,
@@ -337,7 +338,7 @@ static void evict_for(corral_engine_t *e, const uint32_t *order, size_t norder)
 int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisions_t **out)
 {
     bool q = quiet(e, now_ns);
-    e->cycle_epoch = e->epoch; /* anything that bumps it from here makes the next one full */
+    e->cy.cycle_epoch = e->cy.epoch; /* anything that bumps it from here makes the next one full */
     reset_cycle(e, now_ns, q);
     corral__node_order(e);
     corral__hn_resolve(e);
@@ -345,21 +346,21 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     prepare_changed(e);
     corral__fs_advance(e, now_ns); /* before the shares are marked for recounting */
     corral__queues_prepare(e);
-    if (recount || e->pc_dirty)
+    if (recount || e->pd.pc_dirty)
         resolve_priorities(e);
     if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
         corral__derive_workload(e);
-    qjobs_t *qj = q ? corral__jobs_of(e, e->fresh.items, e->fresh.n)
-                    : corral__jobs_all(e, recount, e->prio_changed);
-    e->prio_changed = false;
-    uint32_t *order = corral_malloc((e->groups.n + 1) * sizeof(*order));
+    qjobs_t *qj = q ? corral__jobs_of(e, e->pd.fresh.items, e->pd.fresh.n)
+                    : corral__jobs_all(e, recount, e->pd.prio_changed);
+    e->pd.prio_changed = false;
+    uint32_t *order = corral_malloc((e->pd.groups.n + 1) * sizeof(*order));
     size_t norder = 0;
     if (e->cfg.allocate)
         allocate(e, qj, q ? still_blocked(e) : NONE, order, &norder);
     /* Kept for the next cycle if it is quiet; eviction ignores it. */
-    e->resv_found = e->resv.active;
-    e->resv.active = false;
-    if (recount || now_ns >= e->next_timer)
+    e->rv.found = e->rv.cur.active;
+    e->rv.cur.active = false;
+    if (recount || now_ns >= e->cy.next_timer)
         corral__victim_prep(e); /* else kept up to date as pods bind */
     evict_for(e, order, norder);
     corral__fs_hold(e);
@@ -367,6 +368,6 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     corral_free(order);
     corral__report(e);
     end_cycle(e);
-    *out = &e->dec;
+    *out = &e->cy.dec;
     return 0;
 }

@@ -321,74 +321,97 @@ typedef struct memo {
 } memo_t;
 #define MEMO_SLOTS 1024
 
-struct corral_engine {
-    corral_sched_config_t cfg;
-    corral_arena_t keep; /* resource and GPU model names: bounded, engine lifetime */
-    /* The spec.schedulerName values that are ours ("" for none given), set by
-     * the caller (corral_engine_set_schedulers); scheds_set false: all pods. */
-    VEC(char *) scheds;
-    bool scheds_set;
-
+/* Nodes and GPUs (nodes.c, bind.c, gpu.c): the nodes, their name order, node classes and the
+ * free-GPU histogram; order_dirty and nodes_ver are its invalidation. */
+typedef struct eng_nodes {
     VEC(enode_t) nodes;
     corral_hmap_t node_by_name;
     uint32_t *node_order; /* node ids sorted by name (alive only) */
     size_t nnode_order;
     bool order_dirty;
+    VEC(ecls_t) classes;
+    corral_hmap_t cls_by_key;
+    VEC(uint32_t) cls_free;
+    VEC(uint32_t) node_free;            /* slots of removed nodes */
+    int64_t max_node_cpu, max_node_gpu; /* largest node specs (bestfit scaling) */
+    /* Nodes by how many whole GPUs they have free: pods asking for more
+     * than any node has fail without a scan (common when the cluster is full). */
+    uint32_t free_hist[MAX_GPUS + 1];
+    uint64_t nodes_ver; /* bumped when a node comes, goes or changes */
+    rvec_t total_alloc, total_used;
+    uint32_t nodes_alive;
+} eng_nodes_t;
 
+/* Pods and groups (pods.c, groups.c, intern.c, order.c): pods, pod groups, priority classes, the
+ * interned pod constraints and request classes, and what changed since the last cycle. */
+typedef struct eng_pods {
+    /* The spec.schedulerName values that are ours ("" for none given), set by
+     * the caller (corral_engine_set_schedulers); scheds_set false: all pods. */
+    VEC(char *) scheds;
+    bool scheds_set;
     VEC(epod_t) pods;
     corral_hmap_t pod_by_key;
     VEC(uint32_t) pod_free;
-
     VEC(egroup_t) groups;
     corral_hmap_t group_by_key;
     VEC(uint32_t) group_free;
     VEC(uint32_t) group_dead; /* freed slots the job lists may still name (order.c) */
-
-    VEC(equeue_t) queues;
-    corral_hmap_t queue_by_name;
-    /* The queue tree's children (resolve_tree): kid_ids[kid_first[q] ..
-     * kid_first[q + 1]) are q's children, in id order; index queues.n
-     * stands for the root (top-level queues). */
-    uint32_t *kid_first, *kid_ids;
-
     VEC(int32_t) pc_values;
     VEC(char *) pc_names; /* owned keys of pc_by_name; NULL: free slot */
     VEC(uint32_t) pc_free;
     corral_hmap_t pc_by_name;
     bool pc_dirty;
-
-    VEC(ehn_t) hns;
-    corral_hmap_t hn_by_name;
-    bool hn_dirty;
-
     /* Interned tables, reference counted: a slot is freed (and its id
      * reused) when nothing uses it, so a scheduler running for months holds
      * only what its current objects need (corral_engine_mem). */
     VEC(eprof_t) profs;
     corral_hmap_t prof_by_key;
     VEC(uint32_t) prof_free;
-    VEC(ecls_t) classes;
-    corral_hmap_t cls_by_key;
-    VEC(uint32_t) cls_free;
-    VEC(uint32_t) node_free; /* slots of removed nodes */
+    int64_t npending;      /* pods pending (ours or another scheduler's) */
+    VEC(uint32_t) running; /* groups with bound pods (victims are among them) */
+    corral_hmap_t rcls_by_key;
+    VEC(ercls_t) rclss;
+    VEC(uint32_t) rcls_free;
+    bool prio_changed;        /* a job's priority changed: re-sort the job lists */
+    VEC(uint32_t) fresh;      /* groups with new pending pods */
+    VEC(uint32_t) fresh_pods; /* the new pending pods */
+    VEC(uint32_t) unlisted;   /* groups with new pods, to add to the job lists */
+    uint64_t age_seq;
+} eng_pods_t;
 
-    int64_t max_node_cpu, max_node_gpu; /* largest node specs (bestfit scaling) */
-    const char *res_names[RES_MAX];
-    int nres;
+/* Queues and shares (queues.c, fairshare.c): the queue tree, accounting versions and the fair-share
+ * clock. */
+typedef struct eng_queues {
+    VEC(equeue_t) queues;
+    corral_hmap_t queue_by_name;
+    /* The queue tree's children (resolve_tree): kid_ids[kid_first[q] ..
+     * kid_first[q + 1]) are q's children, in id order; index queues.n
+     * stands for the root (top-level queues). */
+    uint32_t *kid_first, *kid_ids;
+    uint64_t over_version; /* reclaim: queues over their share, as of this version */
+    uint32_t over_count, over_one;
+    bool any_guarantee; /* some queue has a guarantee (resolve_tree) */
+    uint64_t queue_ver; /* bumped when queues come, go or change */
+    uint64_t tally_ver; /* queue_ver of the last count from scratch */
+    /* fair share (fairshare.c): the now of the last cycle counted, and the
+     * decayed length of the time counted (ns): usage / window = average */
+    bool fs_on;
+    int64_t fs_last;
+    double fs_window;
+} eng_queues_t;
 
-    /* Nodes by how many whole GPUs they have free: pods asking for more
-     * than any node has fail without a scan (common when the cluster is full). */
-    uint32_t free_hist[MAX_GPUS + 1];
-    /* The state's identity: a new number from vseq on every change, and the
-     * old one back when a transaction is rolled back (the state is then the
-     * same again), so caches keyed by it stay valid across trial placements. */
-    uint64_t version, vseq;
+/* Placement memo (cycle.c, place.c): remembered failures and pending reasons, valid for one state
+ * version. */
+typedef struct eng_memo {
     corral_hmap_t reason_cache; /* "prof|req" -> index into reason_vals */
     VEC(const char *) reason_vals;
     uint64_t reason_version;
+    memo_t slots[MEMO_SLOTS];
+} eng_memo_t;
 
-    char one_ids[CORRAL_GPU_IDS_LEN]; /* gpu ids of the last corral_engine_place_one */
-
+/* Fragmentation (frag.c, score.c): the workload fragmentation is measured against, the held pod
+ * shapes it is derived from, model pressure and share gaps. */
+typedef struct eng_frag {
     /* fragmentation workload (frag.c) */
     eshape_t *shapes;
     size_t nshapes;
@@ -410,11 +433,29 @@ struct corral_engine {
     int32_t *pressure; /* by model id */
     size_t npressure;
     uint64_t pressure_epoch, pressure_nodes;
-    uint64_t nodes_ver; /* bumped when a node comes, goes or changes */
     /* GPUs partly used by shares, by gap (milli left / 10): for the
      * sum-of-squares share packing rule (score.c). */
     int32_t gaps[101];
+} eng_frag_t;
 
+/* Reservations (backfill.c): the first blocked job's backfill reservation and whether it still
+ * stands. */
+typedef struct eng_resv {
+    uint32_t blocked; /* the first job the last cycle could not place */
+    uint32_t for_job; /* e->rv.cur (active or not) is the outcome for this job; NONE */
+    bool found;       /* and it found a reservation */
+    reservation_t cur;
+} eng_resv_t;
+
+/* HyperNodes (hypernode.c, objects.c). */
+typedef struct eng_hypernodes {
+    VEC(ehn_t) hns;
+    corral_hmap_t hn_by_name;
+    bool hn_dirty;
+} eng_hypernodes_t;
+
+/* Reasons and reports (report.c): interned pending reasons and what the next report covers. */
+typedef struct eng_report {
     /* Interned pending reasons, and what the next report covers (report.c). */
     corral_arena_t rsn_arena;
     corral_hmap_t rsn_by_text;
@@ -422,43 +463,17 @@ struct corral_engine {
     const char *rsn_last;  /* the last text interned */
     VEC(uint32_t) changed; /* pods whose reason changed */
     VEC(uint32_t) touched; /* groups whose status may have changed */
-    int64_t npending;      /* pods pending (ours or another scheduler's) */
+} eng_report_t;
 
+/* The cycle (cycle.c): quiet-cycle bookkeeping, the open transaction and the decisions being built.
+ */
+typedef struct eng_cycle {
     /* Quiet cycles (cycle.c): epoch counts every change except new pending
      * pods, which are listed instead; a cycle is quiet when the epoch has
      * not moved since the last one began. */
     uint64_t epoch, cycle_epoch;
     uint64_t cycles;
-    int64_t next_timer;    /* first time an eviction protection runs out */
-    uint32_t blocked;      /* the first job the last cycle could not place */
-    uint64_t over_version; /* reclaim: queues over their share, as of this version */
-    uint32_t over_count, over_one;
-    bool any_guarantee;    /* some queue has a guarantee (resolve_tree) */
-    uint32_t resv_for;     /* e->resv (active or not) is the outcome for this job; NONE */
-    bool resv_found;       /* and it found a reservation */
-    VEC(uint32_t) running; /* groups with bound pods (victims are among them) */
-    memo_t memo[MEMO_SLOTS];
-    corral_hmap_t rcls_by_key;
-    VEC(ercls_t) rclss;
-    VEC(uint32_t) rcls_free;
-    bool prio_changed;        /* a job's priority changed: re-sort the job lists */
-    uint64_t queue_ver;       /* bumped when queues come, go or change */
-    uint64_t tally_ver;       /* queue_ver of the last count from scratch */
-    VEC(uint32_t) fresh;      /* groups with new pending pods */
-    VEC(uint32_t) fresh_pods; /* the new pending pods */
-    VEC(uint32_t) unlisted;   /* groups with new pods, to add to the job lists */
-
-    /* fair share (fairshare.c): the now of the last cycle counted, and the
-     * decayed length of the time counted (ns): usage / window = average */
-    bool fs_on;
-    int64_t fs_last;
-    double fs_window;
-
-    uint64_t age_seq;
-    uint64_t rng;
-    int64_t now;
-    bool dry; /* trial placements: write no pending reasons */
-
+    int64_t next_timer; /* first time an eviction protection runs out */
     /* per cycle */
     corral_arena_t cyc;
     VEC(corral_bind_t) binds;
@@ -468,9 +483,34 @@ struct corral_engine {
     corral_decisions_t dec;
     VEC(uint32_t) txn;     /* pods bound tentatively in the open transaction */
     VEC(uint64_t) txn_ver; /* the version before each of those binds */
-    reservation_t resv;
-    rvec_t total_alloc, total_used;
-    uint32_t nodes_alive;
+} eng_cycle_t;
+
+/* The engine: its configuration, what every part shares (resource names,
+ * the state's version, the clock of the cycle), and one struct per
+ * subsystem, each owning its tables, caches and their invalidation. */
+struct corral_engine {
+    corral_sched_config_t cfg;
+    corral_arena_t keep; /* resource and GPU model names: bounded, engine lifetime */
+    const char *res_names[RES_MAX];
+    int nres;
+    /* The state's identity: a new number from vseq on every change, and the
+     * old one back when a transaction is rolled back (the state is then the
+     * same again), so caches keyed by it stay valid across trial placements. */
+    uint64_t version, vseq;
+    char one_ids[CORRAL_GPU_IDS_LEN]; /* gpu ids of the last corral_engine_place_one */
+    uint64_t rng;
+    int64_t now;
+    bool dry; /* trial placements: write no pending reasons */
+
+    eng_nodes_t nd;  /* nodes and GPUs */
+    eng_pods_t pd;   /* pods, groups, priority classes, interned constraints */
+    eng_queues_t qs; /* queues and shares */
+    eng_memo_t pm;   /* placement memo and cached reasons */
+    eng_frag_t fr;   /* fragmentation workload */
+    eng_resv_t rv;   /* the backfill reservation */
+    eng_hypernodes_t hn;
+    eng_report_t rp; /* pending reasons and what the next report covers */
+    eng_cycle_t cy;  /* the cycle being run */
 };
 
 #define VEC_PUSH(v, x)                                                                             \

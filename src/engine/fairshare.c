@@ -39,37 +39,37 @@
 
 static void fs_reset(corral_engine_t *e)
 {
-    for (size_t i = 0; i < e->queues.n; i++) {
-        equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        equeue_t *q = &e->qs.queues.items[i];
         memset(q->fs_use, 0, sizeof(q->fs_use));
         memset(&q->fs_held, 0, sizeof(q->fs_held));
     }
-    e->fs_window = 0;
+    e->qs.fs_window = 0;
 }
 
 void corral__fs_advance(corral_engine_t *e, int64_t now)
 {
     int64_t h = e->cfg.fair_half_life_ns;
     if (h <= 0) {
-        if (e->fs_on)
+        if (e->qs.fs_on)
             fs_reset(e);
-        e->fs_on = false;
+        e->qs.fs_on = false;
         return;
     }
-    if (!e->fs_on) {
+    if (!e->qs.fs_on) {
         fs_reset(e); /* counting starts now */
-        e->fs_on = true;
-        e->fs_last = now;
+        e->qs.fs_on = true;
+        e->qs.fs_last = now;
         return;
     }
-    if (now <= e->fs_last)
+    if (now <= e->qs.fs_last)
         return; /* no time has passed (or the caller's clock went back) */
-    double x = (double)(now - e->fs_last) * M_LN2 / (double)h;
+    double x = (double)(now - e->qs.fs_last) * M_LN2 / (double)h;
     double f = exp(-x);                        /* decay over dt */
     double g = -expm1(-x) * (double)h / M_LN2; /* integral of the decay over dt, ns */
-    e->fs_window = e->fs_window * f + g;
-    for (size_t i = 0; i < e->queues.n; i++) {
-        equeue_t *q = &e->queues.items[i];
+    e->qs.fs_window = e->qs.fs_window * f + g;
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        equeue_t *q = &e->qs.queues.items[i];
         if (!q->alive) {
             memset(q->fs_use, 0, sizeof(q->fs_use)); /* its history goes with it */
             memset(&q->fs_held, 0, sizeof(q->fs_held));
@@ -78,15 +78,15 @@ void corral__fs_advance(corral_engine_t *e, int64_t now)
         for (int d = 0; d < e->nres; d++)
             q->fs_use[d] = q->fs_use[d] * f + (double)q->fs_held.v[d] * g;
     }
-    e->fs_last = now;
+    e->qs.fs_last = now;
 }
 
 void corral__fs_hold(corral_engine_t *e)
 {
-    if (!e->fs_on)
+    if (!e->qs.fs_on)
         return;
-    for (size_t i = 0; i < e->queues.n; i++) {
-        equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        equeue_t *q = &e->qs.queues.items[i];
         if (q->alive)
             q->fs_held = q->alloc;
         else
@@ -96,19 +96,19 @@ void corral__fs_hold(corral_engine_t *e)
 
 int64_t corral__fs_average(const corral_engine_t *e, uint32_t q, int d)
 {
-    if (!e->fs_on || e->fs_window <= 0 || q >= e->queues.n || d < 0 || d >= RES_MAX)
+    if (!e->qs.fs_on || e->qs.fs_window <= 0 || q >= e->qs.queues.n || d < 0 || d >= RES_MAX)
         return 0;
-    double avg = e->queues.items[q].fs_use[d] / e->fs_window;
+    double avg = e->qs.queues.items[q].fs_use[d] / e->qs.fs_window;
     /* A past below a millionth of the cluster is none (about 20 half-lives
      * after the queue last held anything, it no longer matters at all). */
-    if (avg * 1e6 < (double)e->total_alloc.v[d])
+    if (avg * 1e6 < (double)e->nd.total_alloc.v[d])
         return 0;
     return llround(avg);
 }
 
 double corral__fs_key(const corral_engine_t *e, uint32_t q)
 {
-    const equeue_t *x = &e->queues.items[q];
+    const equeue_t *x = &e->qs.queues.items[q];
     double w = e->cfg.fair_usage_weight;
     double share = 0;
     for (int d = 0; d < e->nres; d++) {

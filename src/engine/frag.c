@@ -25,10 +25,10 @@ static int model_id(corral_engine_t *e, const char *model)
     if (!model || !*model)
         return -1;
     uint32_t id;
-    if (corral_hmap_get(&e->model_ids, model, &id))
+    if (corral_hmap_get(&e->fr.model_ids, model, &id))
         return (int)id;
-    id = (uint32_t)e->model_ids.n;
-    corral_hmap_put(&e->model_ids, corral_arena_strdup(&e->keep, model), id);
+    id = (uint32_t)e->fr.model_ids.n;
+    corral_hmap_put(&e->fr.model_ids, corral_arena_strdup(&e->keep, model), id);
     return (int)id;
 }
 
@@ -43,36 +43,36 @@ int corral__node_model(corral_engine_t *e, const enode_t *n)
 
 int corral_engine_set_workload(corral_engine_t *e, const corral_shape_t *shapes, size_t n)
 {
-    e->epoch++;
-    corral_free(e->shapes);
-    corral_free(e->shape_models);
-    e->shapes = corral_calloc(n + 1, sizeof(*e->shapes));
-    e->nshapes = 0;
+    e->cy.epoch++;
+    corral_free(e->fr.shapes);
+    corral_free(e->fr.shape_models);
+    e->fr.shapes = corral_calloc(n + 1, sizeof(*e->fr.shapes));
+    e->fr.nshapes = 0;
     double total = 0;
     size_t nmodels = 0;
     for (size_t i = 0; i < n; i++) {
         total += shapes[i].weight > 0 ? shapes[i].weight : 0;
         nmodels += shapes[i].nmodels;
     }
-    e->shape_models = corral_calloc(nmodels + 1, sizeof(*e->shape_models));
-    e->nshape_models = nmodels;
+    e->fr.shape_models = corral_calloc(nmodels + 1, sizeof(*e->fr.shape_models));
+    e->fr.nshape_models = nmodels;
     nmodels = 0;
     for (size_t i = 0; i < n && total > 0; i++) {
         if (shapes[i].weight <= 0)
             continue;
-        eshape_t *s = &e->shapes[e->nshapes++];
+        eshape_t *s = &e->fr.shapes[e->fr.nshapes++];
         s->cpu = shapes[i].cpu_milli;
         s->gpus = shapes[i].gpus;
         s->milli = shapes[i].gpus ? (shapes[i].gpu_milli ? shapes[i].gpu_milli : 1000) : 0;
         s->p = shapes[i].weight / total;
         s->nmodels = shapes[i].nmodels;
-        s->models = e->shape_models + nmodels;
+        s->models = e->fr.shape_models + nmodels;
         nmodels += s->nmodels;
         for (size_t j = 0; j < s->nmodels; j++)
-            e->shape_models[nmodels - s->nmodels + j] = model_id(e, shapes[i].models[j]);
+            e->fr.shape_models[nmodels - s->nmodels + j] = model_id(e, shapes[i].models[j]);
     }
-    e->workload_set = true;
-    e->frag_epoch++;
+    e->fr.workload_set = true;
+    e->fr.frag_epoch++;
     return 0;
 }
 
@@ -97,8 +97,8 @@ double corral__frag_state(const corral_engine_t *e, int model, int64_t cpu_left,
     if (idle == 0)
         return 0;
     double frag = 0;
-    for (size_t i = 0; i < e->nshapes; i++) {
-        const eshape_t *s = &e->shapes[i];
+    for (size_t i = 0; i < e->fr.nshapes; i++) {
+        const eshape_t *s = &e->fr.shapes[i];
         if (s->gpus == 0 || !shape_may_use(s, model) || cpu_left < s->cpu) {
             frag += s->p * (double)idle;
             continue;
@@ -125,13 +125,13 @@ static void node_left(const enode_t *n, uint16_t *left)
 
 double corral__node_frag(corral_engine_t *e, enode_t *n)
 {
-    if (n->frag_epoch == e->frag_epoch && n->frag_valid)
+    if (n->frag_epoch == e->fr.frag_epoch && n->frag_valid)
         return n->frag;
     uint16_t left[MAX_GPUS];
     node_left(n, left);
     n->frag =
         corral__frag_state(e, n->model, n->alloc.v[RES_CPU] - n->used.v[RES_CPU], left, n->ngpu);
-    n->frag_epoch = e->frag_epoch;
+    n->frag_epoch = e->fr.frag_epoch;
     n->frag_valid = true;
     n->nfrag_memo = n->frag_memo_next = 0;
     return n->frag;
@@ -155,7 +155,7 @@ static double frag_after(const corral_engine_t *e, const enode_t *n, const epod_
  * keeps the memo valid. */
 double corral__frag_after(corral_engine_t *e, enode_t *n, const epod_t *p, uint64_t mask)
 {
-    bool current = n->frag_valid && n->frag_epoch == e->frag_epoch;
+    bool current = n->frag_valid && n->frag_epoch == e->fr.frag_epoch;
     for (int i = 0; current && i < n->nfrag_memo; i++) {
         const struct frag_memo *m = &n->frag_memo[i];
         if (m->cpu == p->req.v[RES_CPU] && m->mask == mask && m->share == p->share)
@@ -176,8 +176,8 @@ double corral__frag_after(corral_engine_t *e, enode_t *n, const epod_t *p, uint6
 double corral_engine_frag(corral_engine_t *e, double *idle_milli)
 {
     double frag = 0, idle = 0;
-    for (size_t i = 0; i < e->nodes.n; i++) {
-        enode_t *n = &e->nodes.items[i];
+    for (size_t i = 0; i < e->nd.nodes.n; i++) {
+        enode_t *n = &e->nd.nodes.items[i];
         if (!n->alive)
             continue;
         frag += corral__node_frag(e, n);
@@ -191,7 +191,7 @@ double corral_engine_frag(corral_engine_t *e, double *idle_milli)
 void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign)
 {
     if (sign > 0) {
-        bool bound = (p->gpus || p->share) && e->profs.items[p->prof].model_bound;
+        bool bound = (p->gpus || p->share) && e->pd.profs.items[p->prof].model_bound;
         wshape_t w = {NULL,
                       p->req.v[RES_CPU],
                       p->share ? 1 : p->gpus,
@@ -201,35 +201,35 @@ void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign)
         char key[80];
         snprintf(key, sizeof(key), "%lld|%d|%d|%u", (long long)w.cpu, w.gpus, w.milli, w.prof);
         uint32_t j;
-        if (!corral_hmap_get(&e->wshape_by_key, key, &j)) {
+        if (!corral_hmap_get(&e->fr.wshape_by_key, key, &j)) {
             w.key = corral_strdup(key);
             if (w.prof != NONE)
                 corral__prof_ref(e, w.prof); /* the shape names the profile's models */
-            if (e->wshape_free.n) {
-                j = e->wshape_free.items[--e->wshape_free.n];
-                e->wshapes.items[j] = w;
+            if (e->fr.wshape_free.n) {
+                j = e->fr.wshape_free.items[--e->fr.wshape_free.n];
+                e->fr.wshapes.items[j] = w;
             } else {
-                j = (uint32_t)e->wshapes.n;
-                VEC_PUSH(e->wshapes, w);
+                j = (uint32_t)e->fr.wshapes.n;
+                VEC_PUSH(e->fr.wshapes, w);
             }
-            corral_hmap_put(&e->wshape_by_key, w.key, j);
+            corral_hmap_put(&e->fr.wshape_by_key, w.key, j);
         }
         p->wshape = j;
     }
-    wshape_t *ws = &e->wshapes.items[p->wshape];
+    wshape_t *ws = &e->fr.wshapes.items[p->wshape];
     ws->count += sign;
-    e->wshape_total += sign;
-    e->wshape_churn++;
+    e->fr.wshape_total += sign;
+    e->fr.wshape_churn++;
     if (ws->count == 0) {
         /* No pod of this shape is held: the slot goes back (a derived
          * workload skips shapes with no pods, so nothing else names it). */
-        corral_hmap_del(&e->wshape_by_key, ws->key);
+        corral_hmap_del(&e->fr.wshape_by_key, ws->key);
         corral_free(ws->key);
         ws->key = NULL;
         if (ws->prof != NONE)
             corral__prof_unref(e, ws->prof);
         ws->prof = NONE;
-        VEC_PUSH(e->wshape_free, p->wshape);
+        VEC_PUSH(e->fr.wshape_free, p->wshape);
     }
 }
 
@@ -265,33 +265,33 @@ static size_t prof_models(const eprof_t *pr, const char **out)
  * rebuild invalidates every node's cached fragmentation). */
 void corral__derive_workload(corral_engine_t *e)
 {
-    if (e->workload_set)
+    if (e->fr.workload_set)
         return;
-    if (e->derived && e->wshape_churn * 100 <= e->wshape_base)
+    if (e->fr.derived && e->fr.wshape_churn * 100 <= e->fr.wshape_base)
         return;
-    e->derived = true;
-    e->wshape_churn = 0;
-    e->wshape_base = e->wshape_total;
-    corral_shape_t *sh = corral_calloc(e->wshapes.n + 1, sizeof(*sh));
+    e->fr.derived = true;
+    e->fr.wshape_churn = 0;
+    e->fr.wshape_base = e->fr.wshape_total;
+    corral_shape_t *sh = corral_calloc(e->fr.wshapes.n + 1, sizeof(*sh));
     size_t total = 0, used = 0;
-    for (size_t i = 0; i < e->wshapes.n; i++) {
-        const wshape_t *w = &e->wshapes.items[i];
+    for (size_t i = 0; i < e->fr.wshapes.n; i++) {
+        const wshape_t *w = &e->fr.wshapes.items[i];
         if (w->count > 0 && w->prof != NONE)
-            total += prof_models(&e->profs.items[w->prof], NULL);
+            total += prof_models(&e->pd.profs.items[w->prof], NULL);
     }
     const char **models = corral_calloc(total + 1, sizeof(*models));
     size_t n = 0;
-    for (size_t i = 0; i < e->wshapes.n; i++) {
-        const wshape_t *w = &e->wshapes.items[i];
+    for (size_t i = 0; i < e->fr.wshapes.n; i++) {
+        const wshape_t *w = &e->fr.wshapes.items[i];
         if (w->count <= 0)
             continue;
         const char **m = models + used;
-        size_t nm = w->prof == NONE ? 0 : prof_models(&e->profs.items[w->prof], m);
+        size_t nm = w->prof == NONE ? 0 : prof_models(&e->pd.profs.items[w->prof], m);
         used += nm;
         sh[n++] = (corral_shape_t){w->cpu, w->gpus, w->milli, m, nm, (double)w->count};
     }
     corral_engine_set_workload(e, sh, n);
-    e->workload_set = false; /* derived, not given: re-derive when pods change */
+    e->fr.workload_set = false; /* derived, not given: re-derive when pods change */
     corral_free(models);
     corral_free(sh);
 }
@@ -309,20 +309,20 @@ void corral__derive_workload(corral_engine_t *e)
  */
 static void pressure_refresh(corral_engine_t *e)
 {
-    size_t nm = e->model_ids.n;
+    size_t nm = e->fr.model_ids.n;
     double *cap = corral_calloc(nm + 1, sizeof(double));
     double *need = corral_calloc(nm + 1, sizeof(double));
     double total_cap = 0, total_dem = 0;
-    for (size_t i = 0; i < e->nodes.n; i++) {
-        const enode_t *n = &e->nodes.items[i];
+    for (size_t i = 0; i < e->nd.nodes.n; i++) {
+        const enode_t *n = &e->nd.nodes.items[i];
         if (!n->alive || n->ngpu == 0)
             continue;
         total_cap += n->ngpu;
         if (n->model >= 0)
             cap[n->model] += n->ngpu;
     }
-    for (size_t i = 0; i < e->nshapes; i++) {
-        const eshape_t *s = &e->shapes[i];
+    for (size_t i = 0; i < e->fr.nshapes; i++) {
+        const eshape_t *s = &e->fr.shapes[i];
         double dem = s->p * s->gpus * s->milli / 1000.0;
         total_dem += dem;
         for (size_t j = 0; j < s->nmodels; j++) {
@@ -330,26 +330,27 @@ static void pressure_refresh(corral_engine_t *e)
                 need[s->models[j]] += dem / (double)s->nmodels;
         }
     }
-    corral_free(e->pressure);
-    e->pressure = corral_calloc(nm + 1, sizeof(*e->pressure));
-    e->npressure = nm;
+    corral_free(e->fr.pressure);
+    e->fr.pressure = corral_calloc(nm + 1, sizeof(*e->fr.pressure));
+    e->fr.npressure = nm;
     for (size_t m = 0; m < nm && total_dem > 0 && total_cap > 0; m++) {
         if (cap[m] <= 0)
             continue;
         double r = (need[m] / total_dem) / (cap[m] / total_cap);
-        e->pressure[m] = (int32_t)(r > 1000 ? 10000 : r * 10 + 0.5);
+        e->fr.pressure[m] = (int32_t)(r > 1000 ? 10000 : r * 10 + 0.5);
     }
     corral_free(cap);
     corral_free(need);
-    e->pressure_epoch = e->frag_epoch;
-    e->pressure_nodes = e->nodes_ver;
+    e->fr.pressure_epoch = e->fr.frag_epoch;
+    e->fr.pressure_nodes = e->nd.nodes_ver;
 }
 
 int corral__model_pressure(corral_engine_t *e, int model)
 {
-    if (model < 0 || e->nshapes == 0)
+    if (model < 0 || e->fr.nshapes == 0)
         return 0;
-    if (!e->pressure || e->pressure_epoch != e->frag_epoch || e->pressure_nodes != e->nodes_ver)
+    if (!e->fr.pressure || e->fr.pressure_epoch != e->fr.frag_epoch ||
+        e->fr.pressure_nodes != e->nd.nodes_ver)
         pressure_refresh(e);
-    return (size_t)model < e->npressure ? e->pressure[model] : 0;
+    return (size_t)model < e->fr.npressure ? e->fr.pressure[model] : 0;
 }

@@ -15,7 +15,7 @@ uint32_t corral__group_get(corral_engine_t *e, const char *ns, const char *name,
     char *key = corral_malloc(n);
     snprintf(key, n, "%s%s/%s", implicit ? "\x01" : "", ns, name);
     uint32_t id;
-    if (corral_hmap_get(&e->group_by_key, key, &id)) {
+    if (corral_hmap_get(&e->pd.group_by_key, key, &id)) {
         corral_free(key);
         return id;
     }
@@ -31,15 +31,15 @@ uint32_t corral__group_get(corral_engine_t *e, const char *ns, const char *name,
     g.queue = NONE;
     g.listed_q = NONE;
     g.queue_name = corral_strdup("default");
-    g.age = e->age_seq++;
-    if (e->group_free.n) {
-        id = e->group_free.items[--e->group_free.n];
-        e->groups.items[id] = g;
+    g.age = e->pd.age_seq++;
+    if (e->pd.group_free.n) {
+        id = e->pd.group_free.items[--e->pd.group_free.n];
+        e->pd.groups.items[id] = g;
     } else {
-        id = (uint32_t)e->groups.n;
-        VEC_PUSH(e->groups, g);
+        id = (uint32_t)e->pd.groups.n;
+        VEC_PUSH(e->pd.groups, g);
     }
-    corral_hmap_put(&e->group_by_key, e->groups.items[id].key, id);
+    corral_hmap_put(&e->pd.group_by_key, e->pd.groups.items[id].key, id);
     return id;
 }
 
@@ -47,12 +47,12 @@ uint32_t corral__group_get(corral_engine_t *e, const char *ns, const char *name,
  * reused (a replay creates a group per job). */
 void corral__group_reap(corral_engine_t *e, uint32_t gid)
 {
-    egroup_t *g = &e->groups.items[gid];
+    egroup_t *g = &e->pd.groups.items[gid];
     if (!g->alive || g->npods > 0 || (g->declared && !g->implicit))
         return;
-    corral_hmap_del(&e->group_by_key, g->key);
+    corral_hmap_del(&e->pd.group_by_key, g->key);
     corral__free_group(g);
-    VEC_PUSH(e->group_dead, gid);
+    VEC_PUSH(e->pd.group_dead, gid);
 }
 
 void corral__group_add_pod(egroup_t *g, uint32_t pid)
@@ -76,9 +76,9 @@ int corral__upsert_podgroup(corral_engine_t *e, const corral_obj_t *o, corral_di
 {
     const corral_podgroup_t *pg = o->u.pg;
     uint32_t id = corral__group_get(e, o->meta.namespace, o->meta.name, false);
-    egroup_t *g = &e->groups.items[id];
+    egroup_t *g = &e->pd.groups.items[id];
     if (g->npods > 0)
-        e->epoch++; /* its pods' queue, gang size or class may change */
+        e->cy.epoch++; /* its pods' queue, gang size or class may change */
     g->declared = true;
     g->min_member = pg->min_member;
     corral__set_str(&g->queue_name, pg->queue ? pg->queue : "default");

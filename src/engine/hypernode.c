@@ -38,20 +38,20 @@ static bool node_matches(const ehn_member_t *m, const enode_t *n)
 
 static void resolve_one(corral_engine_t *e, uint32_t id, uint8_t *state, size_t words)
 {
-    ehn_t *h = &e->hns.items[id];
+    ehn_t *h = &e->hn.hns.items[id];
     state[id] = 1;
     h->bits = corral_calloc(words ? words : 1, sizeof(uint64_t));
     for (size_t i = 0; i < h->nmembers; i++) {
         const ehn_member_t *m = &h->members[i];
         if (m->type == CORRAL_HN_NODE) {
-            for (size_t j = 0; j < e->nodes.n; j++) {
-                if (e->nodes.items[j].alive && node_matches(m, &e->nodes.items[j]))
+            for (size_t j = 0; j < e->nd.nodes.n; j++) {
+                if (e->nd.nodes.items[j].alive && node_matches(m, &e->nd.nodes.items[j]))
                     h->bits[j / 64] |= 1ULL << (j % 64);
             }
             continue;
         }
-        for (size_t j = 0; j < e->hns.n; j++) {
-            ehn_t *c = &e->hns.items[j];
+        for (size_t j = 0; j < e->hn.hns.n; j++) {
+            ehn_t *c = &e->hn.hns.items[j];
             if (j == id || !c->alive || !name_matches(m, c->name))
                 continue;
             if (state[j] == 0)
@@ -62,8 +62,8 @@ static void resolve_one(corral_engine_t *e, uint32_t id, uint8_t *state, size_t 
         }
     }
     h->nnodes = 0;
-    h->nodes = corral_malloc((e->nodes.n + 1) * sizeof(uint32_t));
-    for (size_t j = 0; j < e->nodes.n; j++) {
+    h->nodes = corral_malloc((e->nd.nodes.n + 1) * sizeof(uint32_t));
+    for (size_t j = 0; j < e->nd.nodes.n; j++) {
         if (h->bits[j / 64] >> (j % 64) & 1)
             h->nodes[h->nnodes++] = (uint32_t)j;
     }
@@ -72,22 +72,22 @@ static void resolve_one(corral_engine_t *e, uint32_t id, uint8_t *state, size_t 
 
 void corral__hn_resolve(corral_engine_t *e)
 {
-    if (!e->hn_dirty)
+    if (!e->hn.hn_dirty)
         return;
-    size_t words = (e->nodes.n + 63) / 64;
-    uint8_t *state = corral_calloc(e->hns.n + 1, 1);
-    for (size_t i = 0; i < e->hns.n; i++) {
-        ehn_t *h = &e->hns.items[i];
+    size_t words = (e->nd.nodes.n + 63) / 64;
+    uint8_t *state = corral_calloc(e->hn.hns.n + 1, 1);
+    for (size_t i = 0; i < e->hn.hns.n; i++) {
+        ehn_t *h = &e->hn.hns.items[i];
         corral_free(h->bits);
         corral_free(h->nodes);
         h->bits = NULL;
         h->nodes = NULL;
         h->nnodes = 0;
     }
-    for (size_t i = 0; i < e->hns.n; i++) {
-        if (e->hns.items[i].alive && state[i] == 0)
+    for (size_t i = 0; i < e->hn.hns.n; i++) {
+        if (e->hn.hns.items[i].alive && state[i] == 0)
             resolve_one(e, (uint32_t)i, state, words);
     }
     corral_free(state);
-    e->hn_dirty = false;
+    e->hn.hn_dirty = false;
 }

@@ -90,24 +90,24 @@ static int cmp_kv(const void *a, const void *b)
  * profile's predicate cache are freed for the next class. */
 void corral__cls_unref(corral_engine_t *e, uint32_t id)
 {
-    if (id == NONE || --e->classes.items[id].refs > 0)
+    if (id == NONE || --e->nd.classes.items[id].refs > 0)
         return;
-    ecls_t *c = &e->classes.items[id];
-    corral_hmap_del(&e->cls_by_key, c->key);
+    ecls_t *c = &e->nd.classes.items[id];
+    corral_hmap_del(&e->nd.cls_by_key, c->key);
     corral_free(c->key);
     c->key = NULL;
-    for (size_t i = 0; i < e->profs.n; i++) {
-        eprof_t *p = &e->profs.items[i];
+    for (size_t i = 0; i < e->pd.profs.n; i++) {
+        eprof_t *p = &e->pd.profs.items[i];
         if (p->ncache > id)
             p->cache[id] = 0;
     }
-    VEC_PUSH(e->cls_free, id);
+    VEC_PUSH(e->nd.cls_free, id);
 }
 
 /* Class key: sorted labels, taints, unschedulable. */
 uint32_t corral__node_class(corral_engine_t *e, uint32_t nid)
 {
-    enode_t *n = &e->nodes.items[nid];
+    enode_t *n = &e->nd.nodes.items[nid];
     corral_buf_t b;
     corral_buf_init(&b);
     qsort(n->labels, n->nlabels, sizeof(*n->labels), cmp_kv);
@@ -119,18 +119,18 @@ uint32_t corral__node_class(corral_engine_t *e, uint32_t nid)
                           n->taints[i].value ? n->taints[i].value : "", n->taints[i].effect);
     corral_buf_puts(&b, n->unschedulable ? "|U" : "|S");
     uint32_t id;
-    if (!corral_hmap_get(&e->cls_by_key, corral_buf_str(&b), &id)) {
+    if (!corral_hmap_get(&e->nd.cls_by_key, corral_buf_str(&b), &id)) {
         ecls_t c = {corral_strdup(corral_buf_str(&b)), 0};
-        if (e->cls_free.n) {
-            id = e->cls_free.items[--e->cls_free.n];
-            e->classes.items[id] = c;
+        if (e->nd.cls_free.n) {
+            id = e->nd.cls_free.items[--e->nd.cls_free.n];
+            e->nd.classes.items[id] = c;
         } else {
-            id = (uint32_t)e->classes.n;
-            VEC_PUSH(e->classes, c);
+            id = (uint32_t)e->nd.classes.n;
+            VEC_PUSH(e->nd.classes, c);
         }
-        corral_hmap_put(&e->cls_by_key, c.key, id);
+        corral_hmap_put(&e->nd.cls_by_key, c.key, id);
     }
-    e->classes.items[id].refs++;
+    e->nd.classes.items[id].refs++;
     corral_buf_fini(&b);
     return id;
 }
@@ -239,29 +239,29 @@ uint32_t corral__intern_prof(corral_engine_t *e, const corral_pod_spec_t *sp)
     corral_buf_init(&b);
     prof_key(sp, &b);
     uint32_t id;
-    if (!corral_hmap_get(&e->prof_by_key, corral_buf_str(&b), &id)) {
+    if (!corral_hmap_get(&e->pd.prof_by_key, corral_buf_str(&b), &id)) {
         eprof_t p;
         memset(&p, 0, sizeof(p));
         p.arena = corral_arena_new();
         p.key = corral_arena_strdup(p.arena, corral_buf_str(&b));
         copy_prof(&p, sp);
-        if (e->prof_free.n) {
-            id = e->prof_free.items[--e->prof_free.n];
-            e->profs.items[id] = p;
+        if (e->pd.prof_free.n) {
+            id = e->pd.prof_free.items[--e->pd.prof_free.n];
+            e->pd.profs.items[id] = p;
         } else {
-            id = (uint32_t)e->profs.n;
-            VEC_PUSH(e->profs, p);
+            id = (uint32_t)e->pd.profs.n;
+            VEC_PUSH(e->pd.profs, p);
         }
-        corral_hmap_put(&e->prof_by_key, e->profs.items[id].key, id);
+        corral_hmap_put(&e->pd.prof_by_key, e->pd.profs.items[id].key, id);
     }
-    e->profs.items[id].refs++;
+    e->pd.profs.items[id].refs++;
     corral_buf_fini(&b);
     return id;
 }
 
 void corral__prof_ref(corral_engine_t *e, uint32_t id)
 {
-    e->profs.items[id].refs++;
+    e->pd.profs.items[id].refs++;
 }
 
 /* Caches keyed by profile or request class ids (pending reasons, the
@@ -274,14 +274,14 @@ static void ids_recycled(corral_engine_t *e)
 
 void corral__prof_unref(corral_engine_t *e, uint32_t id)
 {
-    eprof_t *p = &e->profs.items[id];
+    eprof_t *p = &e->pd.profs.items[id];
     if (--p->refs > 0)
         return;
-    corral_hmap_del(&e->prof_by_key, p->key);
+    corral_hmap_del(&e->pd.prof_by_key, p->key);
     corral_arena_free(p->arena);
     corral_free(p->cache);
     memset(p, 0, sizeof(*p));
-    VEC_PUSH(e->prof_free, id);
+    VEC_PUSH(e->pd.prof_free, id);
     ids_recycled(e);
 }
 
@@ -301,30 +301,30 @@ uint32_t corral__intern_rcls(corral_engine_t *e, const epod_t *p)
     for (int d = 0; d < e->nres; d++)
         corral_buf_printf(&b, "|%lld", (long long)p->req.v[d]);
     uint32_t id;
-    if (!corral_hmap_get(&e->rcls_by_key, corral_buf_str(&b), &id)) {
+    if (!corral_hmap_get(&e->pd.rcls_by_key, corral_buf_str(&b), &id)) {
         ercls_t c = {corral_strdup(corral_buf_str(&b)), 0};
-        if (e->rcls_free.n) {
-            id = e->rcls_free.items[--e->rcls_free.n];
-            e->rclss.items[id] = c;
+        if (e->pd.rcls_free.n) {
+            id = e->pd.rcls_free.items[--e->pd.rcls_free.n];
+            e->pd.rclss.items[id] = c;
         } else {
-            id = (uint32_t)e->rclss.n;
-            VEC_PUSH(e->rclss, c);
+            id = (uint32_t)e->pd.rclss.n;
+            VEC_PUSH(e->pd.rclss, c);
         }
-        corral_hmap_put(&e->rcls_by_key, c.key, id);
+        corral_hmap_put(&e->pd.rcls_by_key, c.key, id);
     }
-    e->rclss.items[id].refs++;
+    e->pd.rclss.items[id].refs++;
     corral_buf_fini(&b);
     return id;
 }
 
 void corral__rcls_unref(corral_engine_t *e, uint32_t id)
 {
-    ercls_t *c = &e->rclss.items[id];
+    ercls_t *c = &e->pd.rclss.items[id];
     if (--c->refs > 0)
         return;
-    corral_hmap_del(&e->rcls_by_key, c->key);
+    corral_hmap_del(&e->pd.rcls_by_key, c->key);
     corral_free(c->key);
     c->key = NULL;
-    VEC_PUSH(e->rcls_free, id);
+    VEC_PUSH(e->pd.rcls_free, id);
     ids_recycled(e);
 }

@@ -24,48 +24,48 @@ static size_t str_bytes(const char *s)
 
 static size_t node_bytes(const corral_engine_t *e, corral_engine_mem_t *out)
 {
-    size_t b = VBYTES(e->nodes) + VBYTES(e->node_free) + map_bytes(&e->node_by_name);
-    for (size_t i = 0; i < e->nodes.n; i++) {
-        const enode_t *n = &e->nodes.items[i];
+    size_t b = VBYTES(e->nd.nodes) + VBYTES(e->nd.node_free) + map_bytes(&e->nd.node_by_name);
+    for (size_t i = 0; i < e->nd.nodes.n; i++) {
+        const enode_t *n = &e->nd.nodes.items[i];
         out->nodes += n->alive;
         b += str_bytes(n->name) + n->cappods * sizeof(uint32_t);
         b += n->arena ? n->arena->used : 0;
     }
-    out->node_slots = (uint32_t)e->nodes.n;
-    for (size_t i = 0; i < e->classes.n; i++) {
-        out->node_classes += e->classes.items[i].key != NULL;
-        b += str_bytes(e->classes.items[i].key);
+    out->node_slots = (uint32_t)e->nd.nodes.n;
+    for (size_t i = 0; i < e->nd.classes.n; i++) {
+        out->node_classes += e->nd.classes.items[i].key != NULL;
+        b += str_bytes(e->nd.classes.items[i].key);
     }
-    out->class_slots = (uint32_t)e->classes.n;
-    return b + VBYTES(e->classes) + VBYTES(e->cls_free) + map_bytes(&e->cls_by_key) +
-           (e->nnode_order + 1) * sizeof(uint32_t);
+    out->class_slots = (uint32_t)e->nd.classes.n;
+    return b + VBYTES(e->nd.classes) + VBYTES(e->nd.cls_free) + map_bytes(&e->nd.cls_by_key) +
+           (e->nd.nnode_order + 1) * sizeof(uint32_t);
 }
 
 static size_t pod_bytes(const corral_engine_t *e, corral_engine_mem_t *out)
 {
-    size_t b = VBYTES(e->pods) + VBYTES(e->pod_free) + map_bytes(&e->pod_by_key);
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
+    size_t b = VBYTES(e->pd.pods) + VBYTES(e->pd.pod_free) + map_bytes(&e->pd.pod_by_key);
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        const epod_t *p = &e->pd.pods.items[i];
         if (!p->alive)
             continue;
         out->pods++;
         b += str_bytes(p->ns) + str_bytes(p->name) + str_bytes(p->key) + str_bytes(p->pc_name);
     }
-    out->pod_slots = (uint32_t)e->pods.n;
-    b += VBYTES(e->groups) + VBYTES(e->group_free) + VBYTES(e->group_dead) +
-         map_bytes(&e->group_by_key);
-    for (size_t i = 0; i < e->groups.n; i++) {
-        const egroup_t *g = &e->groups.items[i];
+    out->pod_slots = (uint32_t)e->pd.pods.n;
+    b += VBYTES(e->pd.groups) + VBYTES(e->pd.group_free) + VBYTES(e->pd.group_dead) +
+         map_bytes(&e->pd.group_by_key);
+    for (size_t i = 0; i < e->pd.groups.n; i++) {
+        const egroup_t *g = &e->pd.groups.items[i];
         if (!g->alive)
             continue;
         out->groups++;
         b += str_bytes(g->ns) + str_bytes(g->name) + str_bytes(g->key) + str_bytes(g->queue_name) +
              str_bytes(g->pc_name) + g->cappods * sizeof(uint32_t);
     }
-    out->group_slots = (uint32_t)e->groups.n;
-    b += VBYTES(e->queues) + map_bytes(&e->queue_by_name);
-    for (size_t i = 0; i < e->queues.n; i++) {
-        const equeue_t *q = &e->queues.items[i];
+    out->group_slots = (uint32_t)e->pd.groups.n;
+    b += VBYTES(e->qs.queues) + map_bytes(&e->qs.queue_by_name);
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        const equeue_t *q = &e->qs.queues.items[i];
         out->queues += q->alive;
         b += str_bytes(q->name) + str_bytes(q->parent_name) + q->capjobs * sizeof(uint32_t);
     }
@@ -74,39 +74,39 @@ static size_t pod_bytes(const corral_engine_t *e, corral_engine_mem_t *out)
 
 static size_t interned_bytes(const corral_engine_t *e, corral_engine_mem_t *out)
 {
-    size_t b = VBYTES(e->profs) + VBYTES(e->prof_free) + map_bytes(&e->prof_by_key);
-    for (size_t i = 0; i < e->profs.n; i++) {
-        const eprof_t *p = &e->profs.items[i];
+    size_t b = VBYTES(e->pd.profs) + VBYTES(e->pd.prof_free) + map_bytes(&e->pd.prof_by_key);
+    for (size_t i = 0; i < e->pd.profs.n; i++) {
+        const eprof_t *p = &e->pd.profs.items[i];
         if (!p->arena)
             continue;
         out->profiles++;
         b += p->arena->used + p->ncache * sizeof(*p->cache);
     }
-    out->profile_slots = (uint32_t)e->profs.n;
-    b += VBYTES(e->rclss) + VBYTES(e->rcls_free) + map_bytes(&e->rcls_by_key);
-    for (size_t i = 0; i < e->rclss.n; i++) {
-        out->request_classes += e->rclss.items[i].key != NULL;
-        b += str_bytes(e->rclss.items[i].key);
+    out->profile_slots = (uint32_t)e->pd.profs.n;
+    b += VBYTES(e->pd.rclss) + VBYTES(e->pd.rcls_free) + map_bytes(&e->pd.rcls_by_key);
+    for (size_t i = 0; i < e->pd.rclss.n; i++) {
+        out->request_classes += e->pd.rclss.items[i].key != NULL;
+        b += str_bytes(e->pd.rclss.items[i].key);
     }
-    out->rcls_slots = (uint32_t)e->rclss.n;
-    b += VBYTES(e->wshapes) + VBYTES(e->wshape_free) + map_bytes(&e->wshape_by_key);
-    for (size_t i = 0; i < e->wshapes.n; i++) {
-        out->shapes += e->wshapes.items[i].key != NULL;
-        b += str_bytes(e->wshapes.items[i].key);
+    out->rcls_slots = (uint32_t)e->pd.rclss.n;
+    b += VBYTES(e->fr.wshapes) + VBYTES(e->fr.wshape_free) + map_bytes(&e->fr.wshape_by_key);
+    for (size_t i = 0; i < e->fr.wshapes.n; i++) {
+        out->shapes += e->fr.wshapes.items[i].key != NULL;
+        b += str_bytes(e->fr.wshapes.items[i].key);
     }
-    out->shape_slots = (uint32_t)e->wshapes.n;
-    b +=
-        VBYTES(e->pc_values) + VBYTES(e->pc_names) + VBYTES(e->pc_free) + map_bytes(&e->pc_by_name);
-    for (size_t i = 0; i < e->pc_names.n; i++) {
-        out->priority_classes += e->pc_names.items[i] != NULL;
-        b += str_bytes(e->pc_names.items[i]);
+    out->shape_slots = (uint32_t)e->fr.wshapes.n;
+    b += VBYTES(e->pd.pc_values) + VBYTES(e->pd.pc_names) + VBYTES(e->pd.pc_free) +
+         map_bytes(&e->pd.pc_by_name);
+    for (size_t i = 0; i < e->pd.pc_names.n; i++) {
+        out->priority_classes += e->pd.pc_names.items[i] != NULL;
+        b += str_bytes(e->pd.pc_names.items[i]);
     }
-    out->pc_slots = (uint32_t)e->pc_names.n;
-    out->reasons = (uint32_t)e->rsn_texts.n;
-    b += e->rsn_arena.used + VBYTES(e->rsn_texts) + map_bytes(&e->rsn_by_text);
-    b += map_bytes(&e->reason_cache) + VBYTES(e->reason_vals);
-    return b + e->keep.used + e->cyc.used + e->nshapes * sizeof(eshape_t) +
-           e->nshape_models * sizeof(int);
+    out->pc_slots = (uint32_t)e->pd.pc_names.n;
+    out->reasons = (uint32_t)e->rp.rsn_texts.n;
+    b += e->rp.rsn_arena.used + VBYTES(e->rp.rsn_texts) + map_bytes(&e->rp.rsn_by_text);
+    b += map_bytes(&e->pm.reason_cache) + VBYTES(e->pm.reason_vals);
+    return b + e->keep.used + e->cy.cyc.used + e->fr.nshapes * sizeof(eshape_t) +
+           e->fr.nshape_models * sizeof(int);
 }
 
 void corral_engine_mem(const corral_engine_t *e, corral_engine_mem_t *out)
@@ -116,7 +116,8 @@ void corral_engine_mem(const corral_engine_t *e, corral_engine_mem_t *out)
     out->bytes += node_bytes(e, out);
     out->bytes += pod_bytes(e, out);
     out->bytes += interned_bytes(e, out);
-    out->bytes += VBYTES(e->changed) + VBYTES(e->touched) + VBYTES(e->running) + VBYTES(e->fresh) +
-                  VBYTES(e->fresh_pods) + VBYTES(e->unlisted) + VBYTES(e->binds) +
-                  VBYTES(e->evicts) + VBYTES(e->pendings) + VBYTES(e->gstats);
+    out->bytes += VBYTES(e->rp.changed) + VBYTES(e->rp.touched) + VBYTES(e->pd.running) +
+                  VBYTES(e->pd.fresh) + VBYTES(e->pd.fresh_pods) + VBYTES(e->pd.unlisted) +
+                  VBYTES(e->cy.binds) + VBYTES(e->cy.evicts) + VBYTES(e->cy.pendings) +
+                  VBYTES(e->cy.gstats);
 }

@@ -13,7 +13,7 @@
 void corral__gap(corral_engine_t *e, int used, int sign)
 {
     if (used > 0 && used < 1000)
-        e->gaps[(1000 - used) / 10] += sign;
+        e->fr.gaps[(1000 - used) / 10] += sign;
 }
 
 int corral__free_whole(const enode_t *n)
@@ -25,13 +25,13 @@ int corral__free_whole(const enode_t *n)
 void corral__hist(corral_engine_t *e, const enode_t *n, int sign)
 {
     if (n->alive)
-        e->free_hist[corral__free_whole(n)] += (uint32_t)sign;
+        e->nd.free_hist[corral__free_whole(n)] += (uint32_t)sign;
 }
 
 int corral__max_free_whole(const corral_engine_t *e)
 {
     for (int f = MAX_GPUS; f > 0; f--) {
-        if (e->free_hist[f])
+        if (e->nd.free_hist[f])
             return f;
     }
     return 0;
@@ -62,28 +62,28 @@ static uint32_t new_node_slot(corral_engine_t *e, const char *name)
     n.name = corral_strdup(name);
     n.cls = NONE;
     uint32_t id;
-    if (e->node_free.n) {
-        id = e->node_free.items[--e->node_free.n];
-        e->nodes.items[id] = n;
+    if (e->nd.node_free.n) {
+        id = e->nd.node_free.items[--e->nd.node_free.n];
+        e->nd.nodes.items[id] = n;
     } else {
-        id = (uint32_t)e->nodes.n;
-        VEC_PUSH(e->nodes, n);
+        id = (uint32_t)e->nd.nodes.n;
+        VEC_PUSH(e->nd.nodes, n);
     }
-    corral_hmap_put(&e->node_by_name, e->nodes.items[id].name, id);
-    e->order_dirty = true;
+    corral_hmap_put(&e->nd.node_by_name, e->nd.nodes.items[id].name, id);
+    e->nd.order_dirty = true;
     return id;
 }
 
 int corral__upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
 {
-    e->nodes_ver++;
+    e->nd.nodes_ver++;
     const corral_node_t *src = o->u.node;
     uint32_t id;
-    if (!corral_hmap_get(&e->node_by_name, o->meta.name, &id))
+    if (!corral_hmap_get(&e->nd.node_by_name, o->meta.name, &id))
         id = new_node_slot(e, o->meta.name);
-    enode_t *n = &e->nodes.items[id];
+    enode_t *n = &e->nd.nodes.items[id];
     if (!n->alive)
-        e->order_dirty = true;
+        e->nd.order_dirty = true;
     corral__hist(e, n, -1);
     n->alive = true;
     corral_arena_free(n->arena);
@@ -120,10 +120,10 @@ int corral__upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t
         n->ngpu = MAX_GPUS;
     }
     n->alloc.v[RES_GPU] = (int64_t)n->ngpu * 1000;
-    if (n->alloc.v[RES_CPU] > e->max_node_cpu)
-        e->max_node_cpu = n->alloc.v[RES_CPU];
-    if (n->alloc.v[RES_GPU] > e->max_node_gpu)
-        e->max_node_gpu = n->alloc.v[RES_GPU];
+    if (n->alloc.v[RES_CPU] > e->nd.max_node_cpu)
+        e->nd.max_node_cpu = n->alloc.v[RES_CPU];
+    if (n->alloc.v[RES_GPU] > e->nd.max_node_gpu)
+        e->nd.max_node_gpu = n->alloc.v[RES_GPU];
     node_topology(n, o, diag);
     memset(n->picks, 0, sizeof(n->picks)); /* topology may have changed */
     n->frag_valid = false;
@@ -133,31 +133,31 @@ int corral__upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t
     n->model = corral__node_model(e, n);
     corral__hist(e, n, 1);
     e->version = ++e->vseq;
-    e->hn_dirty = true;
+    e->hn.hn_dirty = true;
     return 0;
 }
 
 static int cmp_node_name(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
-    return strcmp(e->nodes.items[*(const uint32_t *)a].name,
-                  e->nodes.items[*(const uint32_t *)b].name);
+    return strcmp(e->nd.nodes.items[*(const uint32_t *)a].name,
+                  e->nd.nodes.items[*(const uint32_t *)b].name);
 }
 
 void corral__node_order(corral_engine_t *e)
 {
-    if (!e->order_dirty)
+    if (!e->nd.order_dirty)
         return;
-    corral_free(e->node_order);
-    e->node_order = corral_malloc((e->nodes.n + 1) * sizeof(uint32_t));
+    corral_free(e->nd.node_order);
+    e->nd.node_order = corral_malloc((e->nd.nodes.n + 1) * sizeof(uint32_t));
     size_t k = 0;
-    for (size_t i = 0; i < e->nodes.n; i++) {
-        if (e->nodes.items[i].alive)
-            e->node_order[k++] = (uint32_t)i;
+    for (size_t i = 0; i < e->nd.nodes.n; i++) {
+        if (e->nd.nodes.items[i].alive)
+            e->nd.node_order[k++] = (uint32_t)i;
     }
-    qsort_r(e->node_order, k, sizeof(uint32_t), cmp_node_name, e);
+    qsort_r(e->nd.node_order, k, sizeof(uint32_t), cmp_node_name, e);
     for (size_t i = 0; i < k; i++)
-        e->nodes.items[e->node_order[i]].order = (uint32_t)i;
-    e->nnode_order = k;
-    e->order_dirty = false;
+        e->nd.nodes.items[e->nd.node_order[i]].order = (uint32_t)i;
+    e->nd.nnode_order = k;
+    e->nd.order_dirty = false;
 }

@@ -13,7 +13,7 @@
 uint32_t corral__queue_get(corral_engine_t *e, const char *name)
 {
     uint32_t id;
-    if (corral_hmap_get(&e->queue_by_name, name, &id))
+    if (corral_hmap_get(&e->qs.queue_by_name, name, &id))
         return id;
     equeue_t q;
     memset(&q, 0, sizeof(q));
@@ -23,10 +23,10 @@ uint32_t corral__queue_get(corral_engine_t *e, const char *name)
     q.implicit = true;
     q.parent = NONE;
     q.alive = strcmp(name, "default") == 0; /* "default" exists implicitly */
-    e->queue_ver++;
-    id = (uint32_t)e->queues.n;
-    VEC_PUSH(e->queues, q);
-    corral_hmap_put(&e->queue_by_name, e->queues.items[id].name, id);
+    e->qs.queue_ver++;
+    id = (uint32_t)e->qs.queues.n;
+    VEC_PUSH(e->qs.queues, q);
+    corral_hmap_put(&e->qs.queue_by_name, e->qs.queues.items[id].name, id);
     return id;
 }
 
@@ -44,13 +44,13 @@ static int queue_depth_ok(corral_engine_t *e, const corral_obj_t *o, corral_diag
             loop = pn;
             break;
         }
-        if (!corral_hmap_get(&e->queue_by_name, pn, &id) || !e->queues.items[id].alive)
+        if (!corral_hmap_get(&e->qs.queue_by_name, pn, &id) || !e->qs.queues.items[id].alive)
             break;
-        pn = e->queues.items[id].parent_name;
+        pn = e->qs.queues.items[id].parent_name;
     }
     int down = 0; /* the levels below it */
-    for (size_t i = 0; !loop && i < e->queues.n; i++) {
-        const equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; !loop && i < e->qs.queues.n; i++) {
+        const equeue_t *q = &e->qs.queues.items[i];
         if (!q->alive || strcmp(q->name, self) == 0)
             continue;
         int k = 1;
@@ -61,9 +61,9 @@ static int queue_depth_ok(corral_engine_t *e, const corral_obj_t *o, corral_diag
                     down = k;
                 break;
             }
-            if (!corral_hmap_get(&e->queue_by_name, pn, &id) || !e->queues.items[id].alive)
+            if (!corral_hmap_get(&e->qs.queue_by_name, pn, &id) || !e->qs.queues.items[id].alive)
                 break;
-            pn = e->queues.items[id].parent_name;
+            pn = e->qs.queues.items[id].parent_name;
         }
     }
     if (!loop && up + 1 + down <= QUEUE_DEPTH_MAX)
@@ -89,10 +89,10 @@ int corral__upsert_queue(corral_engine_t *e, const corral_obj_t *o, corral_diag_
     if (rc != 0)
         return rc;
     uint32_t id = corral__queue_get(e, o->meta.name);
-    equeue_t *q = &e->queues.items[id];
+    equeue_t *q = &e->qs.queues.items[id];
     q->alive = true;
     q->implicit = false;
-    e->queue_ver++;
+    e->qs.queue_ver++;
     q->weight = src->weight > 0 ? src->weight : 1;
     const char *b1 = corral__to_rvec(e, &src->capability, &q->cap, &q->cap_mask);
     const char *b2 = corral__to_rvec(e, &src->deserved, &q->deserved, &q->des_mask);
@@ -113,35 +113,35 @@ int corral__upsert_queue(corral_engine_t *e, const corral_obj_t *o, corral_diag_
 int corral__upsert_pc(corral_engine_t *e, const corral_obj_t *o)
 {
     uint32_t id;
-    if (!corral_hmap_get(&e->pc_by_name, o->meta.name, &id)) {
+    if (!corral_hmap_get(&e->pd.pc_by_name, o->meta.name, &id)) {
         char *name = corral_strdup(o->meta.name);
-        if (e->pc_free.n) {
-            id = e->pc_free.items[--e->pc_free.n];
-            e->pc_names.items[id] = name;
+        if (e->pd.pc_free.n) {
+            id = e->pd.pc_free.items[--e->pd.pc_free.n];
+            e->pd.pc_names.items[id] = name;
         } else {
-            id = (uint32_t)e->pc_values.n;
-            VEC_PUSH(e->pc_values, 0);
-            VEC_PUSH(e->pc_names, name);
+            id = (uint32_t)e->pd.pc_values.n;
+            VEC_PUSH(e->pd.pc_values, 0);
+            VEC_PUSH(e->pd.pc_names, name);
         }
-        corral_hmap_put(&e->pc_by_name, name, id);
+        corral_hmap_put(&e->pd.pc_by_name, name, id);
     }
-    e->pc_values.items[id] = o->u.pc->value;
-    e->pc_dirty = true;
+    e->pd.pc_values.items[id] = o->u.pc->value;
+    e->pd.pc_dirty = true;
     return 0;
 }
 
 int corral__upsert_hn(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
 {
     uint32_t id;
-    if (!corral_hmap_get(&e->hn_by_name, o->meta.name, &id)) {
+    if (!corral_hmap_get(&e->hn.hn_by_name, o->meta.name, &id)) {
         ehn_t h;
         memset(&h, 0, sizeof(h));
         h.name = corral_strdup(o->meta.name);
-        id = (uint32_t)e->hns.n;
-        VEC_PUSH(e->hns, h);
-        corral_hmap_put(&e->hn_by_name, e->hns.items[id].name, id);
+        id = (uint32_t)e->hn.hns.n;
+        VEC_PUSH(e->hn.hns, h);
+        corral_hmap_put(&e->hn.hn_by_name, e->hn.hns.items[id].name, id);
     }
-    ehn_t *h = &e->hns.items[id];
+    ehn_t *h = &e->hn.hns.items[id];
     char *name = h->name;
     h->name = NULL;
     corral__free_hn(h);
@@ -165,6 +165,6 @@ int corral__upsert_hn(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *
         if (m->has_labels)
             corral__copy_sel(h->arena, &d->labels, &m->labels);
     }
-    e->hn_dirty = true;
+    e->hn.hn_dirty = true;
     return 0;
 }

@@ -18,11 +18,11 @@
 static const char *enqueue_block_text(corral_engine_t *e, const egroup_t *g)
 {
     if (!g->declared)
-        return corral_arena_printf(&e->cyc, "pod group %s/%s does not exist", g->ns, g->name);
+        return corral_arena_printf(&e->cy.cyc, "pod group %s/%s does not exist", g->ns, g->name);
     if (g->queue == NONE)
-        return corral_arena_printf(&e->cyc, "queue %s does not exist", g->queue_name);
-    if (!e->queues.items[g->queue].leaf)
-        return corral_arena_printf(&e->cyc,
+        return corral_arena_printf(&e->cy.cyc, "queue %s does not exist", g->queue_name);
+    if (!e->qs.queues.items[g->queue].leaf)
+        return corral_arena_printf(&e->cy.cyc,
                                    "queue %s is not a leaf queue; submit jobs to one of its "
                                    "children",
                                    g->queue_name);
@@ -30,9 +30,10 @@ static const char *enqueue_block_text(corral_engine_t *e, const egroup_t *g)
      * ancestor, starts nothing. A job held back by a capability is tried
      * like any other (ruling 2): it may hold the backfill reservation and
      * reclaim inside the capped ancestor. */
-    for (uint32_t q = g->queue; q != NONE; q = e->queues.items[q].parent) {
-        if (e->queues.items[q].closed)
-            return corral_arena_printf(&e->cyc, "queue %s is closed", e->queues.items[q].name);
+    for (uint32_t q = g->queue; q != NONE; q = e->qs.queues.items[q].parent) {
+        if (e->qs.queues.items[q].closed)
+            return corral_arena_printf(&e->cy.cyc, "queue %s is closed",
+                                       e->qs.queues.items[q].name);
     }
     return NULL;
 }
@@ -40,7 +41,7 @@ static const char *enqueue_block_text(corral_engine_t *e, const egroup_t *g)
 void corral__group_reason(corral_engine_t *e, const egroup_t *g, const char *why)
 {
     for (size_t i = 0; i < g->npods; i++) {
-        if (e->pods.items[g->pods[i]].state == POD_PENDING)
+        if (e->pd.pods.items[g->pods[i]].state == POD_PENDING)
             corral__set_reason(e, g->pods[i], why);
     }
 }
@@ -48,7 +49,7 @@ void corral__group_reason(corral_engine_t *e, const egroup_t *g, const char *why
 bool corral__has_pending(const corral_engine_t *e, const egroup_t *g)
 {
     for (size_t i = 0; i < g->npods; i++) {
-        if (e->pods.items[g->pods[i]].state == POD_PENDING)
+        if (e->pd.pods.items[g->pods[i]].state == POD_PENDING)
             return true;
     }
     return false;
@@ -71,8 +72,8 @@ static bool runnable(corral_engine_t *e, egroup_t *g)
 static int cmp_job(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
-    const egroup_t *x = &e->groups.items[*(const uint32_t *)a];
-    const egroup_t *y = &e->groups.items[*(const uint32_t *)b];
+    const egroup_t *x = &e->pd.groups.items[*(const uint32_t *)a];
+    const egroup_t *y = &e->pd.groups.items[*(const uint32_t *)b];
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
     if (x->age != y->age)
@@ -92,7 +93,7 @@ static void sort_jobs(corral_engine_t *e, uint32_t *ids, size_t n)
 /* Is entry gid of queue qid's list a job that still waits there? */
 static bool listed_here(corral_engine_t *e, uint32_t gid, uint32_t qid)
 {
-    egroup_t *g = &e->groups.items[gid];
+    egroup_t *g = &e->pd.groups.items[gid];
     if (g->listed_q != qid)
         return false; /* moved, or its slot reused */
     if (!g->alive || g->queue != qid || !corral__has_pending(e, g)) {
@@ -123,7 +124,7 @@ static void add_to_list(corral_engine_t *e, equeue_t *q, uint32_t qid, const uin
     if (n == 0)
         return;
     for (size_t j = 0; j < n; j++)
-        e->groups.items[ids[j]].listed_q = qid;
+        e->pd.groups.items[ids[j]].listed_q = qid;
     if (q->njobs == q->head || cmp_job(&q->jobs[q->njobs - 1], &ids[0], e) < 0) {
         corral_grow((void **)&q->jobs, &q->capjobs, q->njobs + n, sizeof(*q->jobs));
         memcpy(&q->jobs[q->njobs], ids, n * sizeof(*ids));
@@ -145,8 +146,8 @@ static void add_to_list(corral_engine_t *e, equeue_t *q, uint32_t qid, const uin
 static int cmp_by_queue(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
-    uint32_t qa = e->groups.items[*(const uint32_t *)a].queue;
-    uint32_t qb = e->groups.items[*(const uint32_t *)b].queue;
+    uint32_t qa = e->pd.groups.items[*(const uint32_t *)a].queue;
+    uint32_t qb = e->pd.groups.items[*(const uint32_t *)b].queue;
     if (qa != qb)
         return qa < qb ? -1 : 1;
     return cmp_job(a, b, ctx);
@@ -156,12 +157,12 @@ static int cmp_by_queue(const void *a, const void *b, void *ctx)
  * recount (queues changed), else those that got new pods since. */
 static uint32_t *to_list(corral_engine_t *e, bool all, size_t *n)
 {
-    size_t cap = all ? e->groups.n : e->unlisted.n;
+    size_t cap = all ? e->pd.groups.n : e->pd.unlisted.n;
     uint32_t *add = corral_malloc((cap + 1) * sizeof(*add));
     size_t k = 0;
     for (size_t i = 0; i < cap; i++) {
-        uint32_t gid = all ? (uint32_t)i : e->unlisted.items[i];
-        egroup_t *g = &e->groups.items[gid];
+        uint32_t gid = all ? (uint32_t)i : e->pd.unlisted.items[i];
+        egroup_t *g = &e->pd.groups.items[gid];
         if (g->alive && g->queue != NONE && g->listed_q != g->queue && !g->adding &&
             corral__has_pending(e, g)) {
             g->adding = true;
@@ -169,8 +170,8 @@ static uint32_t *to_list(corral_engine_t *e, bool all, size_t *n)
         }
     }
     for (size_t i = 0; i < k; i++)
-        e->groups.items[add[i]].adding = false;
-    e->unlisted.n = 0;
+        e->pd.groups.items[add[i]].adding = false;
+    e->pd.unlisted.n = 0;
     *n = k;
     return add;
 }
@@ -184,29 +185,29 @@ static void update_lists(corral_engine_t *e, bool all, bool resort)
     uint32_t *add = to_list(e, all, &nadd);
     qsort_r(add, nadd, sizeof(*add), cmp_by_queue, e);
     for (size_t i = 0; i < nadd;) {
-        uint32_t qid = e->groups.items[add[i]].queue;
+        uint32_t qid = e->pd.groups.items[add[i]].queue;
         size_t j = i;
-        while (j < nadd && e->groups.items[add[j]].queue == qid)
+        while (j < nadd && e->pd.groups.items[add[j]].queue == qid)
             j++;
-        add_to_list(e, &e->queues.items[qid], qid, &add[i], j - i);
+        add_to_list(e, &e->qs.queues.items[qid], qid, &add[i], j - i);
         i = j;
     }
     corral_free(add);
     /* Slots of dead groups are reused only once no list names them (a list
      * entry would otherwise stand for the slot's next group). */
-    bool release = e->group_dead.n > 1024 + e->groups.n / 4;
-    for (size_t qi = 0; qi < e->queues.n; qi++) {
-        equeue_t *q = &e->queues.items[qi];
+    bool release = e->pd.group_dead.n > 1024 + e->pd.groups.n / 4;
+    for (size_t qi = 0; qi < e->qs.queues.n; qi++) {
+        equeue_t *q = &e->qs.queues.items[qi];
         if (all || resort || release || q->stale > (q->njobs - q->head) / 2 + 64)
             filter_list(e, q, (uint32_t)qi);
         if (resort)
             sort_jobs(e, q->jobs, q->njobs);
     }
     if (release || all) {
-        for (size_t i = 0; i < e->group_dead.n; i++)
-            VEC_PUSH(e->group_free, e->group_dead.items[i]);
-        e->group_dead.n = 0;
-        e->blocked = NONE;
+        for (size_t i = 0; i < e->pd.group_dead.n; i++)
+            VEC_PUSH(e->pd.group_free, e->pd.group_dead.items[i]);
+        e->pd.group_dead.n = 0;
+        e->rv.blocked = NONE;
     }
 }
 
@@ -217,15 +218,15 @@ qjobs_t *corral__jobs_all(corral_engine_t *e, bool all, bool resort)
     update_lists(e, all, resort);
     if (all) {
         /* Jobs whose queue does not exist wait outside every list. */
-        for (size_t i = 0; i < e->groups.n; i++) {
-            egroup_t *g = &e->groups.items[i];
+        for (size_t i = 0; i < e->pd.groups.n; i++) {
+            egroup_t *g = &e->pd.groups.items[i];
             if (g->alive && g->queue == NONE && corral__has_pending(e, g))
                 runnable(e, g);
         }
     }
-    qjobs_t *qj = corral_calloc(e->queues.n + 1, sizeof(*qj));
-    for (size_t qi = 0; qi < e->queues.n; qi++) {
-        equeue_t *q = &e->queues.items[qi];
+    qjobs_t *qj = corral_calloc(e->qs.queues.n + 1, sizeof(*qj));
+    for (size_t qi = 0; qi < e->qs.queues.n; qi++) {
+        equeue_t *q = &e->qs.queues.items[qi];
         qj[qi] = (qjobs_t){
             q->jobs ? q->jobs + q->head : NULL, q->njobs - q->head, 0, (uint32_t)qi, q, 0};
     }
@@ -234,19 +235,19 @@ qjobs_t *corral__jobs_all(corral_engine_t *e, bool all, bool resort)
 
 qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n)
 {
-    qjobs_t *qj = corral_calloc(e->queues.n + 1, sizeof(*qj));
+    qjobs_t *qj = corral_calloc(e->qs.queues.n + 1, sizeof(*qj));
     uint32_t *ok = corral_malloc((n + 1) * sizeof(*ok));
     size_t nok = 0;
     for (size_t k = 0; k < n; k++) {
-        egroup_t *g = &e->groups.items[ids[k]];
+        egroup_t *g = &e->pd.groups.items[ids[k]];
         if (g->alive && corral__has_pending(e, g) && runnable(e, g))
             ok[nok++] = ids[k];
     }
     qsort_r(ok, nok, sizeof(*ok), cmp_by_queue, e);
     for (size_t i = 0; i < nok; i++)
-        qj[e->groups.items[ok[i]].queue].n++;
+        qj[e->pd.groups.items[ok[i]].queue].n++;
     size_t at = 0;
-    for (size_t qi = 0; qi < e->queues.n; qi++) {
+    for (size_t qi = 0; qi < e->qs.queues.n; qi++) {
         uint32_t *own = corral_malloc((qj[qi].n + 1) * sizeof(uint32_t));
         memcpy(own, &ok[at], qj[qi].n * sizeof(uint32_t));
         qj[qi].jobs = own;
@@ -259,7 +260,7 @@ qjobs_t *corral__jobs_of(corral_engine_t *e, const uint32_t *ids, size_t n)
 
 void corral__jobs_free(corral_engine_t *e, qjobs_t *qj)
 {
-    for (size_t i = 0; i < e->queues.n; i++) {
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
         if (!qj[i].list)
             corral_free((void *)qj[i].jobs);
     }
@@ -282,7 +283,7 @@ uint32_t corral__peek(corral_engine_t *e, qjobs_t *qj)
             qj->next++;
             continue;
         }
-        if (qj->list && !runnable(e, &e->groups.items[gid])) {
+        if (qj->list && !runnable(e, &e->pd.groups.items[gid])) {
             qj->next++;
             continue;
         }
@@ -295,7 +296,7 @@ uint32_t corral__peek(corral_engine_t *e, qjobs_t *qj)
 uint32_t corral__next_queue(corral_engine_t *e, qjobs_t *qj)
 {
     uint32_t best = NONE;
-    for (size_t i = 0; i < e->queues.n; i++) {
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
         if (corral__peek(e, &qj[i]) == NONE)
             continue;
         if (best == NONE || corral__queue_cmp(e, (uint32_t)i, best) < 0)

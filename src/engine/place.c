@@ -25,40 +25,40 @@ static bool in_bits(const uint64_t *bits, uint32_t nid)
 
 size_t corral__txn_mark(corral_engine_t *e)
 {
-    return e->txn.n;
+    return e->cy.txn.n;
 }
 
 void corral__txn_bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
 {
-    VEC_PUSH(e->txn_ver, e->version);
+    VEC_PUSH(e->cy.txn_ver, e->version);
     corral__bind(e, pid, nid, mask);
-    VEC_PUSH(e->txn, pid);
+    VEC_PUSH(e->cy.txn, pid);
 }
 
 void corral__txn_rollback(corral_engine_t *e, size_t mark)
 {
-    while (e->txn.n > mark) {
-        corral__unbind(e, e->txn.items[--e->txn.n]);
-        e->version = e->txn_ver.items[--e->txn_ver.n]; /* the same state as then */
+    while (e->cy.txn.n > mark) {
+        corral__unbind(e, e->cy.txn.items[--e->cy.txn.n]);
+        e->version = e->cy.txn_ver.items[--e->cy.txn_ver.n]; /* the same state as then */
     }
 }
 
 /* Turn the binds since mark into decisions and close them. */
 void corral__txn_record(corral_engine_t *e, size_t mark)
 {
-    for (size_t i = mark; i < e->txn.n; i++) {
-        epod_t *p = &e->pods.items[e->txn.items[i]];
+    for (size_t i = mark; i < e->cy.txn.n; i++) {
+        epod_t *p = &e->pd.pods.items[e->cy.txn.items[i]];
         p->held_nom_node = NONE; /* the nomination is fulfilled */
         char ids[3 * MAX_GPUS];
         corral__gpu_ids_str(p->gpu_mask, ids, sizeof(ids));
-        corral_bind_t b = {p->ns, p->name, e->nodes.items[p->node].name,
-                           corral_arena_strdup(&e->cyc, ids)};
-        VEC_PUSH(e->binds, b);
+        corral_bind_t b = {p->ns, p->name, e->nd.nodes.items[p->node].name,
+                           corral_arena_strdup(&e->cy.cyc, ids)};
+        VEC_PUSH(e->cy.binds, b);
         corral__touch(e, p->group);
-        e->dec.stats.placed++;
+        e->cy.dec.stats.placed++;
     }
-    e->txn.n = mark;
-    e->txn_ver.n = mark;
+    e->cy.txn.n = mark;
+    e->cy.txn_ver.n = mark;
 }
 
 /* --- one pod ------------------------------------------------------------------------------- */
@@ -66,7 +66,7 @@ void corral__txn_record(corral_engine_t *e, size_t mark)
 static bool fits(corral_engine_t *e, const epod_t *p, uint32_t nid, const place_ctx_t *pc,
                  uint64_t *mask)
 {
-    const enode_t *n = &e->nodes.items[nid];
+    const enode_t *n = &e->nd.nodes.items[nid];
     if (!n->alive || !in_bits(pc->hn_bits, nid))
         return false;
     if (corral__static_fit(e, p, n) != FIT_OK)
@@ -76,7 +76,7 @@ static bool fits(corral_engine_t *e, const epod_t *p, uint32_t nid, const place_
 
 uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc, uint64_t *mask)
 {
-    const epod_t *p = &e->pods.items[pid];
+    const epod_t *p = &e->pd.pods.items[pid];
     /* A pod that preempted others goes where it made room. */
     if (p->nom_node != NONE && fits(e, p, p->nom_node, pc, mask))
         return p->nom_node;
@@ -88,12 +88,12 @@ uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *
     /* FGD breaks ties at random, as kube-scheduler does (reservoir sampling). */
     bool random_ties = false;
     uint64_t ties = 0;
-    for (size_t i = 0; i < e->nnode_order; i++) {
-        uint32_t nid = e->node_order[i];
-        e->dec.stats.nodes_evaluated++;
+    for (size_t i = 0; i < e->nd.nnode_order; i++) {
+        uint32_t nid = e->nd.node_order[i];
+        e->cy.dec.stats.nodes_evaluated++;
         if (!fits(e, p, nid, pc, &m))
             continue;
-        corral__score(e, p, &e->nodes.items[nid], &m, k);
+        corral__score(e, p, &e->nd.nodes.items[nid], &m, k);
         int c = best == NONE ? 1 : corral__score_cmp(k, bk);
         if (c == 0 && random_ties && corral__rand(e) % ++ties == 0)
             c = 1;
@@ -152,32 +152,33 @@ typedef struct plan {
 static void gang_plan(corral_engine_t *e, uint32_t rep, int need, const place_ctx_t *pc,
                       plan_t *plan)
 {
-    const epod_t *p = &e->pods.items[rep];
-    int *cap = corral_malloc((e->nnode_order + 1) * sizeof(int));
-    for (size_t i = 0; i < e->nnode_order; i++) {
+    const epod_t *p = &e->pd.pods.items[rep];
+    int *cap = corral_malloc((e->nd.nnode_order + 1) * sizeof(int));
+    for (size_t i = 0; i < e->nd.nnode_order; i++) {
         uint64_t m;
-        uint32_t nid = e->node_order[i];
-        cap[i] =
-            fits(e, p, nid, pc, &m) ? node_capacity(e, p, &e->nodes.items[nid], pc->use_resv) : 0;
+        uint32_t nid = e->nd.node_order[i];
+        cap[i] = fits(e, p, nid, pc, &m)
+                     ? node_capacity(e, p, &e->nd.nodes.items[nid], pc->use_resv)
+                     : 0;
     }
-    plan->nodes = corral_malloc((e->nnode_order + 1) * sizeof(uint32_t));
+    plan->nodes = corral_malloc((e->nd.nnode_order + 1) * sizeof(uint32_t));
     plan->n = 0;
     int remaining = need;
     while (remaining > 0) {
         long pick = -1;
-        for (size_t i = 0; i < e->nnode_order; i++) {
+        for (size_t i = 0; i < e->nd.nnode_order; i++) {
             if (cap[i] >= remaining && (pick < 0 || cap[i] < cap[pick]))
                 pick = (long)i;
         }
         if (pick < 0) {
-            for (size_t i = 0; i < e->nnode_order; i++) {
+            for (size_t i = 0; i < e->nd.nnode_order; i++) {
                 if (cap[i] > 0 && (pick < 0 || cap[i] > cap[pick]))
                     pick = (long)i;
             }
         }
         if (pick < 0)
             break;
-        plan->nodes[plan->n++] = e->node_order[pick];
+        plan->nodes[plan->n++] = e->nd.node_order[pick];
         remaining -= cap[pick];
         cap[pick] = 0;
     }
@@ -188,7 +189,7 @@ static void gang_plan(corral_engine_t *e, uint32_t rep, int need, const place_ct
 static uint32_t place_pod(corral_engine_t *e, uint32_t pid, const plan_t *plan,
                           const place_ctx_t *pc, uint64_t *mask)
 {
-    const epod_t *p = &e->pods.items[pid];
+    const epod_t *p = &e->pd.pods.items[pid];
     if (plan) {
         for (size_t i = 0; i < plan->n; i++) {
             if (fits(e, p, plan->nodes[i], pc, mask))
@@ -203,8 +204,8 @@ static uint32_t place_pod(corral_engine_t *e, uint32_t pid, const plan_t *plan,
 static int cmp_pending(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
-    const epod_t *x = &e->pods.items[*(const uint32_t *)a];
-    const epod_t *y = &e->pods.items[*(const uint32_t *)b];
+    const epod_t *x = &e->pd.pods.items[*(const uint32_t *)a];
+    const epod_t *y = &e->pd.pods.items[*(const uint32_t *)b];
     if (x->gpus != y->gpus)
         return x->gpus > y->gpus ? -1 : 1;
     if (x->share != y->share)
@@ -218,11 +219,11 @@ static int cmp_pending(const void *a, const void *b, void *ctx)
 
 uint32_t *corral__group_pending(corral_engine_t *e, uint32_t gid, size_t *n, size_t *running)
 {
-    const egroup_t *g = &e->groups.items[gid];
+    const egroup_t *g = &e->pd.groups.items[gid];
     uint32_t *ids = corral_malloc((g->npods + 1) * sizeof(*ids));
     size_t k = 0, r = 0;
     for (size_t i = 0; i < g->npods; i++) {
-        const epod_t *p = &e->pods.items[g->pods[i]];
+        const epod_t *p = &e->pd.pods.items[g->pods[i]];
         if (p->state == POD_PENDING)
             ids[k++] = g->pods[i];
         else if (p->state == POD_BOUND)
@@ -262,7 +263,7 @@ static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t
         if (e->dry && (int)(n - i) < need - placed)
             break; /* cannot be enough any more; only the count would differ */
         uint32_t pid = pods[i];
-        const epod_t *p = &e->pods.items[pid];
+        const epod_t *p = &e->pd.pods.items[pid];
         const char *cap = pod_cap_block(e, q, p);
         if (cap) {
             *cap_block = *cap_block ? *cap_block : cap;
@@ -307,21 +308,21 @@ static int cmp_cand(const void *a, const void *b, void *ctx)
         return x->tier < y->tier ? -1 : 1;
     if (x->free_gpus != y->free_gpus)
         return x->free_gpus < y->free_gpus ? -1 : 1;
-    return strcmp(e->hns.items[x->hn].name, e->hns.items[y->hn].name);
+    return strcmp(e->hn.hns.items[x->hn].name, e->hn.hns.items[y->hn].name);
 }
 
 /* HyperNodes a group may use: tier limit, and holding its running pods. */
 static hn_cand_t *topo_candidates(corral_engine_t *e, const egroup_t *g, size_t *n)
 {
-    hn_cand_t *c = corral_malloc((e->hns.n + 1) * sizeof(*c));
+    hn_cand_t *c = corral_malloc((e->hn.hns.n + 1) * sizeof(*c));
     size_t k = 0;
-    for (size_t i = 0; i < e->hns.n; i++) {
-        const ehn_t *h = &e->hns.items[i];
+    for (size_t i = 0; i < e->hn.hns.n; i++) {
+        const ehn_t *h = &e->hn.hns.items[i];
         if (!h->alive || !h->bits || (g->topo_mode == 1 && h->tier > g->topo_tier))
             continue;
         bool holds = true;
         for (size_t j = 0; j < g->npods && holds; j++) {
-            const epod_t *p = &e->pods.items[g->pods[j]];
+            const epod_t *p = &e->pd.pods.items[g->pods[j]];
             if (POD_PLACED(p) && !in_bits(h->bits, p->node))
                 holds = false;
         }
@@ -329,7 +330,7 @@ static hn_cand_t *topo_candidates(corral_engine_t *e, const egroup_t *g, size_t 
             continue;
         int64_t freeg = 0;
         for (size_t j = 0; j < h->nnodes; j++) {
-            const enode_t *nd = &e->nodes.items[h->nodes[j]];
+            const enode_t *nd = &e->nd.nodes.items[h->nodes[j]];
             freeg += nd->alloc.v[RES_GPU] - nd->used.v[RES_GPU];
         }
         c[k++] = (hn_cand_t){(uint32_t)i, h->tier, freeg};
@@ -349,7 +350,7 @@ static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_
     size_t mark = corral__txn_mark(e);
     int best = 0;
     for (size_t i = 0; i < nc; i++) {
-        place_ctx_t pc = {use_resv, e->hns.items[c[i].hn].bits};
+        place_ctx_t pc = {use_resv, e->hn.hns.items[c[i].hn].bits};
         int placed = gang_try(e, g->queue, pods, n, need, &pc, cap_block);
         if (placed == need) {
             corral_free(c);
@@ -382,13 +383,13 @@ static const char *gang_reason(corral_engine_t *e, const egroup_t *g, uint32_t f
                                size_t running, const char *cap, bool topo)
 {
     if (cap)
-        return corral_arena_printf(&e->cyc, "queue %s is over its capability", cap);
+        return corral_arena_printf(&e->cy.cyc, "queue %s is over its capability", cap);
     if (topo)
-        return corral_arena_printf(&e->cyc, "no HyperNode of tier <= %d can hold the pod group",
+        return corral_arena_printf(&e->cy.cyc, "no HyperNode of tier <= %d can hold the pod group",
                                    g->topo_tier);
     if (g->min_member > 1)
         return corral_arena_printf(
-            &e->cyc, "pod group is not ready, %d pod(s) of minMember %d can be placed",
+            &e->cy.cyc, "pod group is not ready, %d pod(s) of minMember %d can be placed",
             (int)running + placed, g->min_member);
     place_ctx_t pc = {false, NULL};
     return corral__nodes_reason(e, first, &pc);
@@ -401,7 +402,7 @@ static void topo_narrow(const corral_engine_t *e, hn_cand_t *c, size_t *n, uint3
 {
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        if (in_bits(e->hns.items[c[i].hn].bits, nid))
+        if (in_bits(e->hn.hns.items[c[i].hn].bits, nid))
             c[k++] = c[i];
     }
     *n = k;
@@ -415,14 +416,15 @@ static uint32_t place_in_topology(corral_engine_t *e, const egroup_t *g, const h
 {
     uint32_t nid = NONE;
     for (size_t i = 0; i < nc && nid == NONE; i++) {
-        place_ctx_t pc = {use_resv, e->hns.items[c[i].hn].bits};
+        place_ctx_t pc = {use_resv, e->hn.hns.items[c[i].hn].bits};
         nid = corral__best_node(e, pid, &pc, mask);
     }
     if (nid == NONE && !e->dry) {
-        place_ctx_t pc = {false, nc ? e->hns.items[c[nc - 1].hn].bits : NULL};
+        place_ctx_t pc = {false, nc ? e->hn.hns.items[c[nc - 1].hn].bits : NULL};
         *why = nc ? corral__nodes_reason(e, pid, &pc)
-                  : corral_arena_printf(
-                        &e->cyc, "no HyperNode of tier <= %d can hold the pod group", g->topo_tier);
+                  : corral_arena_printf(&e->cy.cyc,
+                                        "no HyperNode of tier <= %d can hold the pod group",
+                                        g->topo_tier);
     }
     return nid;
 }
@@ -436,14 +438,15 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
     hn_cand_t *c = NULL;
     for (size_t i = 0; i < n; i++) {
         uint32_t pid = pods[i];
-        epod_t *p = &e->pods.items[pid];
+        epod_t *p = &e->pd.pods.items[pid];
         if (p->state != POD_PENDING)
             continue; /* placed with the gang */
         const char *cap = pod_cap_block(e, g->queue, p);
         if (cap) {
             if (!e->dry)
                 corral__set_reason(
-                    e, pid, corral_arena_printf(&e->cyc, "queue %s is over its capability", cap));
+                    e, pid,
+                    corral_arena_printf(&e->cy.cyc, "queue %s is over its capability", cap));
             continue;
         }
         uint64_t mask = 0;
@@ -474,7 +477,7 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
 int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool record,
                       const char **why)
 {
-    egroup_t *g = &e->groups.items[gid];
+    egroup_t *g = &e->pd.groups.items[gid];
     size_t n, running;
     uint32_t *pods = corral__group_pending(e, gid, &n, &running);
     *why = NULL;
@@ -526,7 +529,7 @@ static void count_reason(corral_engine_t *e, reason_count_t *rc, size_t *n, cons
             return;
         }
     }
-    rc[*n].text = corral_arena_strdup(&e->cyc, text);
+    rc[*n].text = corral_arena_strdup(&e->cy.cyc, text);
     rc[*n].count = 1;
     (*n)++;
 }
@@ -598,11 +601,11 @@ static char *put_u64(char *o, uint64_t v)
 static const char *reason_cached(corral_engine_t *e, const epod_t *p, const place_ctx_t *pc,
                                  bool reserved, char *key, size_t len)
 {
-    if (e->reason_version != e->version) {
-        corral_hmap_fini(&e->reason_cache);
-        corral_hmap_init(&e->reason_cache);
-        e->reason_vals.n = 0;
-        e->reason_version = e->version;
+    if (e->pm.reason_version != e->version) {
+        corral_hmap_fini(&e->pm.reason_cache);
+        corral_hmap_init(&e->pm.reason_cache);
+        e->pm.reason_vals.n = 0;
+        e->pm.reason_version = e->version;
     }
     /* Built by hand: this runs for every pending pod in every cycle. */
     char *o = key, *end = key + len - (size_t)96;
@@ -615,30 +618,30 @@ static const char *reason_cached(corral_engine_t *e, const epod_t *p, const plac
         o = put_u64(o, (uint64_t)p->req.v[d]);
     *o = '\0';
     uint32_t id;
-    return corral_hmap_get(&e->reason_cache, key, &id) ? e->reason_vals.items[id] : NULL;
+    return corral_hmap_get(&e->pm.reason_cache, key, &id) ? e->pm.reason_vals.items[id] : NULL;
 }
 
 const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_ctx_t *pc)
 {
-    const epod_t *p = &e->pods.items[pid];
-    const egroup_t *g = &e->groups.items[p->group];
+    const epod_t *p = &e->pd.pods.items[pid];
+    const egroup_t *g = &e->pd.groups.items[p->group];
     bool reserved = g->queue != NONE && !corral__guarantee_ok(e, g->queue, &p->req);
     char key[512];
     const char *hit = reason_cached(e, p, pc, reserved, key, sizeof(key));
     if (hit)
         return hit;
-    reason_count_t *rc = corral_malloc((size_t)(e->nres + 16 + e->nnode_order) * sizeof(*rc));
+    reason_count_t *rc = corral_malloc((size_t)(e->nres + 16 + e->nd.nnode_order) * sizeof(*rc));
     size_t nrc = 0, total = 0;
-    for (size_t i = 0; i < e->nnode_order; i++) {
-        uint32_t nid = e->node_order[i];
+    for (size_t i = 0; i < e->nd.nnode_order; i++) {
+        uint32_t nid = e->nd.node_order[i];
         if (!in_bits(pc->hn_bits, nid))
             continue;
         total++;
-        node_reason(e, p, &e->nodes.items[nid], reserved, rc, &nrc);
+        node_reason(e, p, &e->nd.nodes.items[nid], reserved, rc, &nrc);
     }
     char **parts = corral_malloc((nrc + 1) * sizeof(*parts));
     for (size_t i = 0; i < nrc; i++)
-        parts[i] = corral_arena_printf(&e->cyc, "%d %s", rc[i].count, rc[i].text);
+        parts[i] = corral_arena_printf(&e->cy.cyc, "%d %s", rc[i].count, rc[i].text);
     qsort(parts, nrc, sizeof(*parts), cmp_strp);
     corral_buf_t b;
     corral_buf_init(&b);
@@ -650,9 +653,9 @@ const char *corral__nodes_reason(corral_engine_t *e, uint32_t pid, const place_c
     corral_buf_fini(&b);
     corral_free(parts);
     corral_free(rc);
-    VEC_PUSH(e->reason_vals, out);
-    corral_hmap_put(&e->reason_cache, corral_arena_strdup(&e->cyc, key),
-                    (uint32_t)(e->reason_vals.n - 1));
+    VEC_PUSH(e->pm.reason_vals, out);
+    corral_hmap_put(&e->pm.reason_cache, corral_arena_strdup(&e->cy.cyc, key),
+                    (uint32_t)(e->pm.reason_vals.n - 1));
     return out;
 }
 
@@ -664,9 +667,9 @@ int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     uint32_t pid;
-    if (!corral_hmap_get(&e->pod_by_key, key, &pid))
+    if (!corral_hmap_get(&e->pd.pod_by_key, key, &pid))
         return CORRAL_ENOENT;
-    if (e->pods.items[pid].state != POD_PENDING)
+    if (e->pd.pods.items[pid].state != POD_PENDING)
         return CORRAL_EINVAL;
     e->now = now_ns;
     corral__node_order(e);
@@ -678,11 +681,11 @@ int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name
     if (nid == NONE)
         return CORRAL_EAGAIN;
     corral__bind(e, pid, nid, mask);
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     corral__gpu_ids_str(mask, e->one_ids, sizeof(e->one_ids));
     out->ns = p->ns;
     out->name = p->name;
-    out->node = e->nodes.items[nid].name;
+    out->node = e->nd.nodes.items[nid].name;
     out->gpu_ids = e->one_ids;
     return 0;
 }

@@ -21,10 +21,10 @@
 /* Is a pod naming scheduler sched ours? The caller says which names are. */
 static bool ours(const corral_engine_t *e, const char *sched)
 {
-    if (!e->scheds_set)
+    if (!e->pd.scheds_set)
         return true;
-    for (size_t i = 0; i < e->scheds.n; i++) {
-        if (strcmp(e->scheds.items[i], sched ? sched : "") == 0)
+    for (size_t i = 0; i < e->pd.scheds.n; i++) {
+        if (strcmp(e->pd.scheds.items[i], sched ? sched : "") == 0)
             return true;
     }
     return false;
@@ -75,12 +75,12 @@ static uint64_t ann_gpu_ids(const corral_obj_t *o, const enode_t *n, corral_diag
 
 static uint32_t new_pod_slot(corral_engine_t *e)
 {
-    if (e->pod_free.n)
-        return e->pod_free.items[--e->pod_free.n];
+    if (e->pd.pod_free.n)
+        return e->pd.pod_free.items[--e->pd.pod_free.n];
     epod_t p;
     memset(&p, 0, sizeof(p));
-    VEC_PUSH(e->pods, p);
-    return (uint32_t)(e->pods.n - 1);
+    VEC_PUSH(e->pd.pods, p);
+    return (uint32_t)(e->pd.pods.n - 1);
 }
 
 /* A pod's requests. A pending pod that asks for what the engine cannot
@@ -129,7 +129,7 @@ static int pod_requests(corral_engine_t *e, epod_t *p, const corral_obj_t *o, bo
 
 static void pod_group(corral_engine_t *e, uint32_t pid, const corral_obj_t *o)
 {
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     const char *gname = corral_strmap_get(&o->meta.annotations, ANN_GROUP);
     if (!gname)
         gname = corral_strmap_get(&o->meta.annotations, ANN_VC_GROUP);
@@ -138,7 +138,7 @@ static void pod_group(corral_engine_t *e, uint32_t pid, const corral_obj_t *o)
         gid = corral__group_get(e, p->ns, gname, false);
     } else {
         gid = corral__group_get(e, p->ns, p->name, true);
-        egroup_t *g = &e->groups.items[gid];
+        egroup_t *g = &e->pd.groups.items[gid];
         const char *q = corral_strmap_get(&o->meta.annotations, ANN_VC_QUEUE);
         corral__set_str(&g->queue_name, q && *q ? q : "default");
         g->queue_ver = 0;
@@ -146,24 +146,24 @@ static void pod_group(corral_engine_t *e, uint32_t pid, const corral_obj_t *o)
         g->age = p->age;
     }
     p->group = gid;
-    corral__group_add_pod(&e->groups.items[gid], pid);
+    corral__group_add_pod(&e->pd.groups.items[gid], pid);
     corral__touch(e, gid);
 }
 
 static int bind_prebound(corral_engine_t *e, uint32_t pid, const corral_obj_t *o,
                          corral_diag_t *diag)
 {
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     const char *node = o->u.pod->spec.node_name;
     uint32_t nid;
-    if (!corral_hmap_get(&e->node_by_name, node, &nid) || !e->nodes.items[nid].alive) {
+    if (!corral_hmap_get(&e->nd.node_by_name, node, &nid) || !e->nd.nodes.items[nid].alive) {
         if (diag)
             corral_diag_add(diag, CORRAL_SEV_ERROR, o->file, o->raw ? o->raw->line : 0, 0,
                             "spec.nodeName", "pod %s is bound to node %s, which does not exist",
                             p->key, node);
         return CORRAL_ENOENT;
     }
-    enode_t *n = &e->nodes.items[nid];
+    enode_t *n = &e->nd.nodes.items[nid];
     uint64_t mask = ann_gpu_ids(o, n, diag);
     uint64_t busy = n->whole_mask | (p->share ? 0 : n->share_mask);
     if (mask && ((mask & busy) || (!p->share && __builtin_popcountll(mask) != p->gpus) ||
@@ -190,12 +190,12 @@ static int bind_prebound(corral_engine_t *e, uint32_t pid, const corral_obj_t *o
 /* A new pending pod: the next cycle may be quiet and try only such pods. */
 static void mark_fresh(corral_engine_t *e, uint32_t pid)
 {
-    VEC_PUSH(e->fresh_pods, pid);
-    egroup_t *g = &e->groups.items[e->pods.items[pid].group];
+    VEC_PUSH(e->pd.fresh_pods, pid);
+    egroup_t *g = &e->pd.groups.items[e->pd.pods.items[pid].group];
     if (!g->fresh) {
         g->fresh = true;
-        VEC_PUSH(e->fresh, e->pods.items[pid].group);
-        VEC_PUSH(e->unlisted, e->pods.items[pid].group);
+        VEC_PUSH(e->pd.fresh, e->pd.pods.items[pid].group);
+        VEC_PUSH(e->pd.unlisted, e->pd.pods.items[pid].group);
     }
 }
 
@@ -209,7 +209,7 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
     char *key = corral_malloc(kn);
     snprintf(key, kn, "%s/%s", o->meta.namespace, o->meta.name);
     uint32_t pid;
-    bool known = corral_hmap_get(&e->pod_by_key, key, &pid);
+    bool known = corral_hmap_get(&e->pd.pod_by_key, key, &pid);
     if (done) {
         corral_free(key);
         if (known)
@@ -218,8 +218,8 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
     }
     if (known) {
         corral_free(key);
-        e->epoch++;
-        epod_t *p = &e->pods.items[pid];
+        e->cy.epoch++;
+        epod_t *p = &e->pd.pods.items[pid];
         p->est_ns = ann_duration(o, ANN_ESTIMATE, -1, diag);
         p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
         if ((p->state == POD_PENDING || p->state == POD_FOREIGN) && bound) {
@@ -231,7 +231,7 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
         return 0;
     }
     pid = new_pod_slot(e);
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     memset(p, 0, sizeof(*p));
     p->alive = true;
     p->ns = corral_strdup(o->meta.namespace);
@@ -243,22 +243,22 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
     p->node = NONE;
     p->nom_node = NONE;
     p->held_nom_node = NONE;
-    p->age = e->age_seq++;
+    p->age = e->pd.age_seq++;
     p->est_ns = ann_duration(o, ANN_ESTIMATE, -1, diag);
     p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
     int rq = pod_requests(e, p, o, bound, diag);
     if (rq != 0) {
         corral__free_pod(p);
-        VEC_PUSH(e->pod_free, pid);
+        VEC_PUSH(e->pd.pod_free, pid);
         return rq;
     }
     p->prof = corral__intern_prof(e, &src->spec);
     p->rcls = corral__intern_rcls(e, p);
     corral__wshape_count(e, p, 1);
-    corral_hmap_put(&e->pod_by_key, p->key, pid);
-    e->pods_version++;
+    corral_hmap_put(&e->pd.pod_by_key, p->key, pid);
+    e->fr.pods_version++;
     pod_group(e, pid, o);
-    e->npending++;
+    e->pd.npending++;
     corral__contrib(e, p, 1);
     if (!bound && !ours(e, src->spec.scheduler_name)) {
         p->state = POD_FOREIGN;
@@ -269,7 +269,7 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
         mark_fresh(e, pid);
         return 0;
     }
-    e->epoch++;
+    e->cy.epoch++;
     int64_t saved = e->now;
     e->now = now;
     int rc = bind_prebound(e, pid, o, diag);

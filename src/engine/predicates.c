@@ -101,11 +101,11 @@ static int eval_static(const eprof_t *prof, const enode_t *n)
 
 int corral__static_fit(corral_engine_t *e, const epod_t *p, const enode_t *n)
 {
-    eprof_t *prof = &e->profs.items[p->prof];
+    eprof_t *prof = &e->pd.profs.items[p->prof];
     if (prof->uses_fields)
         return eval_static(prof, n);
     if (prof->ncache <= n->cls) {
-        size_t want = e->classes.n > n->cls ? e->classes.n : n->cls + 1;
+        size_t want = e->nd.classes.n > n->cls ? e->nd.classes.n : n->cls + 1;
         prof->cache = corral_realloc(prof->cache, want * sizeof(*prof->cache));
         memset(prof->cache + prof->ncache, 0, (want - prof->ncache) * sizeof(*prof->cache));
         prof->ncache = want;
@@ -136,7 +136,7 @@ int corral__prefer_score(const eprof_t *prof, const enode_t *n)
 /* The backfill reservation's hold on node nid, if the pod must respect it. */
 static const rvec_t *resv_hold(const corral_engine_t *e, uint32_t nid, uint64_t *mask)
 {
-    const reservation_t *r = &e->resv;
+    const reservation_t *r = &e->rv.cur;
     for (size_t i = 0; i < r->n; i++) {
         if (r->nodes[i] == nid) {
             *mask = r->masks[i];
@@ -151,7 +151,7 @@ uint32_t corral__res_fit_x(corral_engine_t *e, const epod_t *p, const enode_t *n
                            uint64_t *mask)
 {
     uint32_t miss = 0;
-    uint32_t nid = (uint32_t)(n - e->nodes.items);
+    uint32_t nid = (uint32_t)(n - e->nd.nodes.items);
     bool own_nom = p->nom_node == nid;
     uint64_t rmask = 0;
     const rvec_t *held = use_resv ? resv_hold(e, nid, &rmask) : NULL;
@@ -175,7 +175,7 @@ uint32_t corral__res_fit_x(corral_engine_t *e, const epod_t *p, const enode_t *n
                 miss |= 1u << RES_GPU;
             else if (!miss)
                 *mask = p->gpus <= GPU_PICK_MAX
-                            ? corral__gpu_pick(&e->nodes.items[nid], free, p->gpus)->set
+                            ? corral__gpu_pick(&e->nd.nodes.items[nid], free, p->gpus)->set
                             : corral__pick_gpus(n, free, p->gpus);
         } else {
             enode_t view = *n;

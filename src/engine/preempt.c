@@ -62,7 +62,7 @@ static bool protected_pod(const corral_engine_t *e, const epod_t *p)
  * sign * delta to what it holds; the same rule as corral__queue_share. */
 static double share_with(const corral_engine_t *e, uint32_t q, const rvec_t *delta, int sign)
 {
-    const equeue_t *x = &e->queues.items[q];
+    const equeue_t *x = &e->qs.queues.items[q];
     double share = 0;
     for (int d = 0; d < e->nres; d++) {
         if (d == RES_PODS || d == RES_EPH)
@@ -84,12 +84,12 @@ static bool candidate(const corral_engine_t *e, const egroup_t *g, const epod_t 
 {
     if (p->state != POD_BOUND || protected_pod(e, p))
         return false;
-    const egroup_t *vg = &e->groups.items[p->group];
+    const egroup_t *vg = &e->pd.groups.items[p->group];
     if (vg == g || vg->queue == NONE)
         return false;
     if (!across)
         return vg->queue == g->queue && p->priority < g->priority;
-    const equeue_t *vq = &e->queues.items[vg->queue];
+    const equeue_t *vq = &e->qs.queues.items[vg->queue];
     return vg->queue != g->queue && vq->reclaim_eff && queue_over(e, vg->queue);
 }
 
@@ -109,7 +109,7 @@ static int cmp_unit(const void *a, const void *b, void *ctx)
     corral_engine_t *e = ctx; /* shares are cached as they are read */
     const unit_t *x = a, *y = b;
     if (x->queue != y->queue) {
-        const equeue_t *qx = &e->queues.items[x->queue], *qy = &e->queues.items[y->queue];
+        const equeue_t *qx = &e->qs.queues.items[x->queue], *qy = &e->qs.queues.items[y->queue];
         if (qx->prio != qy->prio)
             return qx->prio < qy->prio ? -1 : 1;
         double sx = corral__share_cached(e, x->queue), sy = corral__share_cached(e, y->queue);
@@ -123,8 +123,8 @@ static int cmp_unit(const void *a, const void *b, void *ctx)
 static int cmp_youngest(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
-    const epod_t *x = &e->pods.items[*(const uint32_t *)a];
-    const epod_t *y = &e->pods.items[*(const uint32_t *)b];
+    const epod_t *x = &e->pd.pods.items[*(const uint32_t *)a];
+    const epod_t *y = &e->pd.pods.items[*(const uint32_t *)b];
     if (x->start_ns != y->start_ns)
         return x->start_ns > y->start_ns ? -1 : 1;
     return x->age > y->age ? -1 : x->age < y->age;
@@ -136,7 +136,7 @@ static void add_unit(victims_t *v, const egroup_t *vg, uint32_t gid, const uint3
     unit_t u = {(uint32_t)v->npods, (uint32_t)n, INT32_MIN, INT64_MIN, vg->age,
                 vg->queue,          gid,         extra};
     for (size_t i = 0; i < n; i++) {
-        const epod_t *p = &e->pods.items[pods[i]];
+        const epod_t *p = &e->pd.pods.items[pods[i]];
         v->pods[v->npods++] = pods[i];
         u.prio = p->priority > u.prio ? p->priority : u.prio;
         u.start = p->start_ns > u.start ? p->start_ns : u.start;
@@ -152,11 +152,11 @@ static void add_unit(victims_t *v, const egroup_t *vg, uint32_t gid, const uint3
 static void group_units(corral_engine_t *e, const egroup_t *g, uint32_t vgid, bool across,
                         victims_t *v, uint32_t *scratch)
 {
-    const egroup_t *vg = &e->groups.items[vgid];
+    const egroup_t *vg = &e->pd.groups.items[vgid];
     size_t nb = 0, nc = 0;
     bool all = true;
     for (size_t j = 0; j < vg->npods; j++) {
-        const epod_t *p = &e->pods.items[vg->pods[j]];
+        const epod_t *p = &e->pd.pods.items[vg->pods[j]];
         if (p->state != POD_BOUND)
             continue;
         nb++;
@@ -180,7 +180,7 @@ static void group_units(corral_engine_t *e, const egroup_t *g, uint32_t vgid, bo
         unit_t *u = &v->units[v->nunits - 1];
         u->start = INT64_MIN; /* the gang's start: its latest among the first minMember */
         for (size_t j = extras; j < nc; j++) {
-            int64_t st = e->pods.items[scratch[j]].start_ns;
+            int64_t st = e->pd.pods.items[scratch[j]].start_ns;
             u->start = st > u->start ? st : u->start;
         }
     }
@@ -189,14 +189,14 @@ static void group_units(corral_engine_t *e, const egroup_t *g, uint32_t vgid, bo
 /* Collect victim units for job gid. */
 static void collect(corral_engine_t *e, uint32_t gid, bool across, victims_t *v)
 {
-    const egroup_t *g = &e->groups.items[gid];
+    const egroup_t *g = &e->pd.groups.items[gid];
     memset(v, 0, sizeof(*v));
-    v->units = corral_malloc((2 * e->pods.n + 1) * sizeof(*v->units));
-    v->pods = corral_malloc((2 * e->pods.n + 1) * sizeof(*v->pods));
-    uint32_t *scratch = corral_malloc((e->pods.n + 1) * sizeof(*scratch));
-    for (size_t k = 0; k < e->running.n; k++) {
-        uint32_t i = e->running.items[k];
-        if (e->groups.items[i].alive && i != gid)
+    v->units = corral_malloc((2 * e->pd.pods.n + 1) * sizeof(*v->units));
+    v->pods = corral_malloc((2 * e->pd.pods.n + 1) * sizeof(*v->pods));
+    uint32_t *scratch = corral_malloc((e->pd.pods.n + 1) * sizeof(*scratch));
+    for (size_t k = 0; k < e->pd.running.n; k++) {
+        uint32_t i = e->pd.running.items[k];
+        if (e->pd.groups.items[i].alive && i != gid)
             group_units(e, g, i, across, v, scratch);
     }
     corral_free(scratch);
@@ -205,17 +205,17 @@ static void collect(corral_engine_t *e, uint32_t gid, bool across, victims_t *v)
     v->mask = corral_malloc((v->npods + 1) * sizeof(*v->mask));
     v->start = corral_malloc((v->npods + 1) * sizeof(*v->start));
     for (size_t i = 0; i < v->npods; i++) {
-        const epod_t *p = &e->pods.items[v->pods[i]];
+        const epod_t *p = &e->pd.pods.items[v->pods[i]];
         v->node[i] = p->node;
         v->mask[i] = p->gpu_mask;
         v->start[i] = p->start_ns;
     }
-    v->by = corral_malloc((e->pods.n + 1) * sizeof(*v->by));
-    memset(v->by, 0xff, (e->pods.n + 1) * sizeof(*v->by));
-    v->core = corral_malloc((e->groups.n + 1) * sizeof(*v->core));
-    memset(v->core, 0xff, (e->groups.n + 1) * sizeof(*v->core));
+    v->by = corral_malloc((e->pd.pods.n + 1) * sizeof(*v->by));
+    memset(v->by, 0xff, (e->pd.pods.n + 1) * sizeof(*v->by));
+    v->core = corral_malloc((e->pd.groups.n + 1) * sizeof(*v->core));
+    memset(v->core, 0xff, (e->pd.groups.n + 1) * sizeof(*v->core));
     for (size_t u = 0; u < v->nunits; u++) {
-        if (!v->units[u].extra && e->groups.items[v->units[u].group].min_member > 1)
+        if (!v->units[u].extra && e->pd.groups.items[v->units[u].group].min_member > 1)
             v->core[v->units[u].group] = (uint32_t)u;
     }
 }
@@ -297,7 +297,7 @@ static bool reclaim_allows(const corral_engine_t *e, const victims_t *v, const u
     memset(&sum, 0, sizeof(sum));
     for (uint32_t i = u->first; i < u->first + u->count; i++) {
         if (v->by[v->pods[i]] == NONE) /* the queue's allocation counts the rest off */
-            rv_add(&sum, &e->pods.items[v->pods[i]].req, e->nres);
+            rv_add(&sum, &e->pd.pods.items[v->pods[i]].req, e->nres);
     }
     return share_with(e, u->queue, &sum, -1) >= 1.0;
 }
@@ -310,7 +310,7 @@ static bool job_fits(corral_engine_t *e, uint32_t gid)
     bool saved = e->dry;
     e->dry = true;
     int r = corral__place_job(e, gid, false, false, &why);
-    bool ok = r == PLACE_OK && e->txn.n > mark;
+    bool ok = r == PLACE_OK && e->cy.txn.n > mark;
     e->dry = saved;
     corral__txn_rollback(e, mark);
     return ok;
@@ -328,12 +328,12 @@ typedef struct choice {
 static bool choose_on_node(corral_engine_t *e, uint32_t pid, const victims_t *v, bool across,
                            choice_t *best)
 {
-    const epod_t *p = &e->pods.items[pid];
+    const epod_t *p = &e->pd.pods.items[pid];
     uint32_t *picked = corral_malloc((v->nunits + 1) * sizeof(*picked));
     bool found = false;
-    for (size_t oi = 0; oi < e->nnode_order; oi++) {
-        uint32_t nid = e->node_order[oi];
-        const enode_t *n = &e->nodes.items[nid];
+    for (size_t oi = 0; oi < e->nd.nnode_order; oi++) {
+        uint32_t nid = e->nd.node_order[oi];
+        const enode_t *n = &e->nd.nodes.items[nid];
         if (corral__static_fit(e, p, n) != FIT_OK)
             continue;
         size_t k = 0;
@@ -420,15 +420,15 @@ static bool choose_global(corral_engine_t *e, uint32_t gid, const victims_t *v, 
 static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const choice_t *c,
                    bool across)
 {
-    const egroup_t *g = &e->groups.items[gid];
+    const egroup_t *g = &e->pd.groups.items[gid];
     for (size_t i = 0; i < c->n; i++)
         unit_remove(e, v, c->units[i]);
     size_t mark = corral__txn_mark(e);
     if (c->node != NONE) {
         /* One pod: it goes where its victims were. */
         uint64_t m = 0;
-        const epod_t *p = &e->pods.items[c->pod];
-        if (corral__res_fit(e, p, &e->nodes.items[c->node], &m) == 0)
+        const epod_t *p = &e->pd.pods.items[c->pod];
+        if (corral__res_fit(e, p, &e->nd.nodes.items[c->node], &m) == 0)
             corral__txn_bind(e, c->pod, c->node, m);
     } else {
         const char *why;
@@ -437,13 +437,13 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
         corral__place_job(e, gid, false, false, &why);
         e->dry = saved;
     }
-    uint32_t *nom_pod = corral_malloc((e->txn.n - mark + 1) * sizeof(uint32_t));
-    uint32_t *nom_node = corral_malloc((e->txn.n - mark + 1) * sizeof(uint32_t));
-    uint64_t *nom_mask = corral_malloc((e->txn.n - mark + 1) * sizeof(uint64_t));
+    uint32_t *nom_pod = corral_malloc((e->cy.txn.n - mark + 1) * sizeof(uint32_t));
+    uint32_t *nom_node = corral_malloc((e->cy.txn.n - mark + 1) * sizeof(uint32_t));
+    uint64_t *nom_mask = corral_malloc((e->cy.txn.n - mark + 1) * sizeof(uint64_t));
     size_t nn = 0;
-    for (size_t i = mark; i < e->txn.n; i++, nn++) {
-        const epod_t *p = &e->pods.items[e->txn.items[i]];
-        nom_pod[nn] = e->txn.items[i];
+    for (size_t i = mark; i < e->cy.txn.n; i++, nn++) {
+        const epod_t *p = &e->pd.pods.items[e->cy.txn.items[i]];
+        nom_pod[nn] = e->cy.txn.items[i];
         nom_node[nn] = p->node;
         nom_mask[nn] = p->gpu_mask;
     }
@@ -453,22 +453,22 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
     for (size_t i = 0; i < c->n; i++) {
         const unit_t *u = &v->units[c->units[i]];
         for (uint32_t j = u->first; j < u->first + u->count; j++) {
-            epod_t *p = &e->pods.items[v->pods[j]];
+            epod_t *p = &e->pd.pods.items[v->pods[j]];
             if (p->state != POD_BOUND)
                 continue; /* listed twice (a gang's extra) and gone already */
             /* Leaving: no longer its queue's for fairness decisions (it
              * still holds its node until it is gone). */
             corral__terminate(e, v->pods[j]);
             corral__touch(e, p->group);
-            e->epoch++; /* the next cycle must count what leaves */
+            e->cy.epoch++; /* the next cycle must count what leaves */
             corral_evict_t ev = {p->ns, p->name, NULL, g->ns, g->name};
             ev.reason =
-                across ? corral_arena_printf(&e->cyc, "reclaimed by queue %s for %s/%s",
+                across ? corral_arena_printf(&e->cy.cyc, "reclaimed by queue %s for %s/%s",
                                              g->queue_name, g->ns, g->name)
-                       : corral_arena_printf(&e->cyc, "preempted by %s/%s (priority %d over %d)",
+                       : corral_arena_printf(&e->cy.cyc, "preempted by %s/%s (priority %d over %d)",
                                              g->ns, g->name, g->priority, p->priority);
-            VEC_PUSH(e->evicts, ev);
-            e->dec.stats.evicted++;
+            VEC_PUSH(e->cy.evicts, ev);
+            e->cy.dec.stats.evicted++;
         }
     }
     for (size_t i = 0; i < nn; i++)
@@ -484,14 +484,14 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
  * runs, else its next pending pod (in the order they are tried). */
 static bool within_deserved(corral_engine_t *e, uint32_t gid)
 {
-    const egroup_t *g = &e->groups.items[gid];
+    const egroup_t *g = &e->pd.groups.items[gid];
     size_t n, running;
     uint32_t *pods = corral__group_pending(e, gid, &n, &running);
     size_t want = running > 0 ? 1 : (g->min_member > 1 ? (size_t)g->min_member : 1);
     rvec_t need;
     memset(&need, 0, sizeof(need));
     for (size_t i = 0; i < n && i < want; i++)
-        rv_add(&need, &e->pods.items[pods[i]].req, e->nres);
+        rv_add(&need, &e->pd.pods.items[pods[i]].req, e->nres);
     corral_free(pods);
     return share_with(e, g->queue, &need, 1) <= 1.0;
 }
@@ -502,49 +502,49 @@ static bool within_deserved(corral_engine_t *e, uint32_t gid)
 static bool hopeless(corral_engine_t *e, const egroup_t *g, bool across)
 {
     if (!across) /* someone of lower priority must run in the job's queue */
-        return e->queues.items[g->queue].min_run_prio >= g->priority;
-    if (e->over_version != e->version) {
-        e->over_version = e->version;
-        e->over_count = 0;
-        for (size_t q = 0; q < e->queues.n; q++) {
-            const equeue_t *x = &e->queues.items[q];
+        return e->qs.queues.items[g->queue].min_run_prio >= g->priority;
+    if (e->qs.over_version != e->version) {
+        e->qs.over_version = e->version;
+        e->qs.over_count = 0;
+        for (size_t q = 0; q < e->qs.queues.n; q++) {
+            const equeue_t *x = &e->qs.queues.items[q];
             if (x->alive && x->leaf && x->reclaim_eff && queue_over(e, (uint32_t)q)) {
-                e->over_count++;
-                e->over_one = (uint32_t)q;
+                e->qs.over_count++;
+                e->qs.over_one = (uint32_t)q;
             }
         }
     }
-    return e->over_count == 0 || (e->over_count == 1 && e->over_one == g->queue);
+    return e->qs.over_count == 0 || (e->qs.over_count == 1 && e->qs.over_one == g->queue);
 }
 
 void corral__victim_prep(corral_engine_t *e)
 {
-    for (size_t q = 0; q < e->queues.n; q++)
-        e->queues.items[q].min_run_prio = INT32_MAX;
-    e->next_timer = INT64_MAX;
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
+    for (size_t q = 0; q < e->qs.queues.n; q++)
+        e->qs.queues.items[q].min_run_prio = INT32_MAX;
+    e->cy.next_timer = INT64_MAX;
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        const epod_t *p = &e->pd.pods.items[i];
         if (!p->alive || p->state != POD_BOUND)
             continue;
         int64_t until = p->start_ns + p->min_run_ns;
-        if (p->min_run_ns > 0 && until > e->now && until < e->next_timer)
-            e->next_timer = until;
-        uint32_t q = e->groups.items[p->group].queue;
-        if (q != NONE && p->priority < e->queues.items[q].min_run_prio)
-            e->queues.items[q].min_run_prio = p->priority;
+        if (p->min_run_ns > 0 && until > e->now && until < e->cy.next_timer)
+            e->cy.next_timer = until;
+        uint32_t q = e->pd.groups.items[p->group].queue;
+        if (q != NONE && p->priority < e->qs.queues.items[q].min_run_prio)
+            e->qs.queues.items[q].min_run_prio = p->priority;
     }
 }
 
 int corral__preempt(corral_engine_t *e, uint32_t gid, bool across)
 {
-    const egroup_t *g = &e->groups.items[gid];
+    const egroup_t *g = &e->pd.groups.items[gid];
     if (g->queue == NONE || hopeless(e, g, across) || (across && !within_deserved(e, gid)))
         return PREEMPT_NONE;
     size_t n, running;
     uint32_t *pods = corral__group_pending(e, gid, &n, &running);
     bool nominated = false;
     for (size_t i = 0; i < n; i++)
-        nominated |= e->pods.items[pods[i]].nom_node != NONE;
+        nominated |= e->pd.pods.items[pods[i]].nom_node != NONE;
     int need = g->min_member - (int)running;
     if (n == 0 || nominated) {
         corral_free(pods);

@@ -21,12 +21,12 @@
 
 static uint32_t resolve_queue(corral_engine_t *e, egroup_t *g)
 {
-    if (g->queue_ver == e->queue_ver && e->queue_ver != 0)
+    if (g->queue_ver == e->qs.queue_ver && e->qs.queue_ver != 0)
         return g->queue; /* resolved against these queues already */
     uint32_t id;
-    if (!corral_hmap_get(&e->queue_by_name, g->queue_name, &id) || !e->queues.items[id].alive)
+    if (!corral_hmap_get(&e->qs.queue_by_name, g->queue_name, &id) || !e->qs.queues.items[id].alive)
         id = NONE;
-    g->queue_ver = e->queue_ver;
+    g->queue_ver = e->qs.queue_ver;
     return id;
 }
 
@@ -37,11 +37,11 @@ uint32_t corral__queue_of(corral_engine_t *e, egroup_t *g)
         return id;
     /* Its pods' accounting moves with it. */
     for (size_t i = 0; i < g->npods; i++)
-        corral__contrib(e, &e->pods.items[g->pods[i]], -1);
+        corral__contrib(e, &e->pd.pods.items[g->pods[i]], -1);
     g->queue = id;
     for (size_t i = 0; i < g->npods; i++)
-        corral__contrib(e, &e->pods.items[g->pods[i]], 1);
-    VEC_PUSH(e->unlisted, (uint32_t)(g - e->groups.items)); /* into its new queue's list */
+        corral__contrib(e, &e->pd.pods.items[g->pods[i]], 1);
+    VEC_PUSH(e->pd.unlisted, (uint32_t)(g - e->pd.groups.items)); /* into its new queue's list */
     return id;
 }
 
@@ -49,12 +49,12 @@ void corral__contrib(corral_engine_t *e, const epod_t *p, int sign)
 {
     if (!p->alive || p->state == POD_TERMINATING || p->state == POD_FOREIGN || p->state == POD_GONE)
         return;
-    uint32_t q = e->groups.items[p->group].queue;
+    uint32_t q = e->pd.groups.items[p->group].queue;
     bool held = p->state == POD_BOUND || p->nom_node != NONE;
     /* Parents are as resolve_tree left them: acyclic, at most 65 deep. */
-    for (int depth = 0; q != NONE && q < e->queues.n && depth <= 65;
-         q = e->queues.items[q].parent, depth++) {
-        equeue_t *x = &e->queues.items[q];
+    for (int depth = 0; q != NONE && q < e->qs.queues.n && depth <= 65;
+         q = e->qs.queues.items[q].parent, depth++) {
+        equeue_t *x = &e->qs.queues.items[q];
         x->share_dirty = true;
         if (sign > 0) {
             rv_add(&x->demand, &p->req, e->nres);
@@ -71,22 +71,22 @@ void corral__contrib(corral_engine_t *e, const epod_t *p, int sign)
 /* Children lists (CSR, in id order; the root is index queues.n). */
 static void build_kids(corral_engine_t *e)
 {
-    size_t n = e->queues.n;
-    corral_free(e->kid_first);
-    corral_free(e->kid_ids);
-    e->kid_first = corral_calloc(n + 3, sizeof(uint32_t));
-    e->kid_ids = corral_malloc((n + 1) * sizeof(uint32_t));
+    size_t n = e->qs.queues.n;
+    corral_free(e->qs.kid_first);
+    corral_free(e->qs.kid_ids);
+    e->qs.kid_first = corral_calloc(n + 3, sizeof(uint32_t));
+    e->qs.kid_ids = corral_malloc((n + 1) * sizeof(uint32_t));
     for (size_t i = 0; i < n; i++) {
-        const equeue_t *q = &e->queues.items[i];
+        const equeue_t *q = &e->qs.queues.items[i];
         if (q->alive)
-            e->kid_first[(q->parent == NONE ? n : q->parent) + 2]++;
+            e->qs.kid_first[(q->parent == NONE ? n : q->parent) + 2]++;
     }
     for (size_t i = 2; i < n + 3; i++)
-        e->kid_first[i] += e->kid_first[i - 1];
+        e->qs.kid_first[i] += e->qs.kid_first[i - 1];
     for (size_t i = 0; i < n; i++) {
-        const equeue_t *q = &e->queues.items[i];
+        const equeue_t *q = &e->qs.queues.items[i];
         if (q->alive)
-            e->kid_ids[e->kid_first[(q->parent == NONE ? n : q->parent) + 1]++] = (uint32_t)i;
+            e->qs.kid_ids[e->qs.kid_first[(q->parent == NONE ? n : q->parent) + 1]++] = (uint32_t)i;
     }
 }
 
@@ -95,8 +95,8 @@ static void build_kids(corral_engine_t *e)
 static void effective_guarantees(corral_engine_t *e)
 {
     uint32_t maxd = 0;
-    for (size_t i = 0; i < e->queues.n; i++) {
-        equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        equeue_t *q = &e->qs.queues.items[i];
         memset(&q->des_eff, 0, sizeof(rvec_t));
         q->gua_eff = q->guarantee;
         q->gua_eff_mask = q->gua_mask;
@@ -107,19 +107,19 @@ static void effective_guarantees(corral_engine_t *e)
         maxd = q->alive && q->depth > maxd ? q->depth : maxd;
     }
     for (uint32_t depth = maxd; depth > 0; depth--) {
-        for (size_t i = 0; i < e->queues.n; i++) {
-            const equeue_t *q = &e->queues.items[i];
+        for (size_t i = 0; i < e->qs.queues.n; i++) {
+            const equeue_t *q = &e->qs.queues.items[i];
             if (!q->alive || q->depth != depth || q->parent == NONE)
                 continue;
             /* q's own sum is final: its children are deeper. Add it to the
              * parent's running sum (kept in des_eff, unused until prepare). */
-            equeue_t *p = &e->queues.items[q->parent];
+            equeue_t *p = &e->qs.queues.items[q->parent];
             for (int d = 0; d < RES_MAX; d++)
                 p->des_eff.v[d] += q->gua_eff.v[d];
             p->gua_eff_mask |= q->gua_eff_mask;
         }
-        for (size_t i = 0; i < e->queues.n; i++) {
-            equeue_t *q = &e->queues.items[i];
+        for (size_t i = 0; i < e->qs.queues.n; i++) {
+            equeue_t *q = &e->qs.queues.items[i];
             if (!q->alive || q->depth != depth - 1)
                 continue;
             for (int d = 0; d < RES_MAX; d++) {
@@ -128,43 +128,44 @@ static void effective_guarantees(corral_engine_t *e)
             }
         }
     }
-    for (size_t i = 0; i < e->queues.n; i++)
-        memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
+    for (size_t i = 0; i < e->qs.queues.n; i++)
+        memset(&e->qs.queues.items[i].des_eff, 0, sizeof(rvec_t));
 }
 
 static void resolve_tree(corral_engine_t *e)
 {
-    e->any_guarantee = false;
-    for (size_t i = 0; i < e->queues.n; i++) {
-        equeue_t *q = &e->queues.items[i];
+    e->qs.any_guarantee = false;
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        equeue_t *q = &e->qs.queues.items[i];
         uint32_t p = NONE;
         q->parent = NONE;
         q->leaf = true;
-        if (q->alive && q->parent_name && corral_hmap_get(&e->queue_by_name, q->parent_name, &p) &&
-            e->queues.items[p].alive && p != i)
+        if (q->alive && q->parent_name &&
+            corral_hmap_get(&e->qs.queue_by_name, q->parent_name, &p) &&
+            e->qs.queues.items[p].alive && p != i)
             q->parent = p;
     }
     /* Break cycles: a queue whose ancestry loops becomes top-level. */
-    for (size_t i = 0; i < e->queues.n; i++) {
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
         uint32_t cur = (uint32_t)i;
         int depth = 0;
         while (cur != NONE && depth <= 64) {
-            cur = e->queues.items[cur].parent;
+            cur = e->qs.queues.items[cur].parent;
             depth++;
         }
         if (depth > 64)
-            e->queues.items[i].parent = NONE;
-        e->queues.items[i].depth = (uint32_t)(depth - 1);
+            e->qs.queues.items[i].parent = NONE;
+        e->qs.queues.items[i].depth = (uint32_t)(depth - 1);
     }
-    for (size_t i = 0; i < e->queues.n; i++) {
-        equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        equeue_t *q = &e->qs.queues.items[i];
         if (q->alive && q->parent != NONE)
-            e->queues.items[q->parent].leaf = false;
+            e->qs.queues.items[q->parent].leaf = false;
         q->capped = false;
         q->reclaim_eff = true;
-        e->any_guarantee |= q->alive && q->gua_mask != 0;
-        for (uint32_t c = (uint32_t)i; c != NONE; c = e->queues.items[c].parent) {
-            const equeue_t *a = &e->queues.items[c];
+        e->qs.any_guarantee |= q->alive && q->gua_mask != 0;
+        for (uint32_t c = (uint32_t)i; c != NONE; c = e->qs.queues.items[c].parent) {
+            const equeue_t *a = &e->qs.queues.items[c];
             q->capped |= a->cap_mask != 0;
             q->reclaim_eff &= a->reclaimable;
         }
@@ -177,17 +178,17 @@ static void resolve_tree(corral_engine_t *e)
  * keeps them in step between counts). */
 static void tally(corral_engine_t *e)
 {
-    for (size_t i = 0; i < e->queues.n; i++) {
-        memset(&e->queues.items[i].alloc, 0, sizeof(rvec_t));
-        memset(&e->queues.items[i].demand, 0, sizeof(rvec_t));
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        memset(&e->qs.queues.items[i].alloc, 0, sizeof(rvec_t));
+        memset(&e->qs.queues.items[i].demand, 0, sizeof(rvec_t));
     }
-    for (size_t i = 0; i < e->groups.n; i++) {
-        egroup_t *g = &e->groups.items[i];
+    for (size_t i = 0; i < e->pd.groups.n; i++) {
+        egroup_t *g = &e->pd.groups.items[i];
         if (g->alive)
             g->queue = resolve_queue(e, g);
     }
-    for (size_t i = 0; i < e->pods.n; i++)
-        corral__contrib(e, &e->pods.items[i], 1);
+    for (size_t i = 0; i < e->pd.pods.n; i++)
+        corral__contrib(e, &e->pd.pods.items[i], 1);
 }
 
 /* Water-fill amount r over the children of parent (NONE: top level), one
@@ -195,20 +196,20 @@ static void tally(corral_engine_t *e)
 static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail)
 {
     size_t nk = 0;
-    for (size_t i = 0; i < e->queues.n; i++)
-        nk += e->queues.items[i].alive && e->queues.items[i].parent == parent;
+    for (size_t i = 0; i < e->qs.queues.n; i++)
+        nk += e->qs.queues.items[i].alive && e->qs.queues.items[i].parent == parent;
     uint32_t *kids = corral_malloc((nk + 1) * sizeof(*kids));
     bool *active = corral_malloc((nk + 1) * sizeof(*active));
     int64_t *room = corral_malloc((nk + 1) * sizeof(*room));
     nk = 0;
-    for (size_t i = 0; i < e->queues.n; i++) {
-        const equeue_t *q = &e->queues.items[i];
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        const equeue_t *q = &e->qs.queues.items[i];
         if (q->alive && q->parent == parent)
             kids[nk++] = (uint32_t)i;
     }
     int64_t r = avail;
     for (size_t i = 0; i < nk; i++) {
-        equeue_t *q = &e->queues.items[kids[i]];
+        equeue_t *q = &e->qs.queues.items[kids[i]];
         int64_t g = (q->gua_eff_mask >> d & 1) ? q->gua_eff.v[d] : 0;
         q->des_eff.v[d] = (q->des_mask >> d & 1) ? q->deserved.v[d] : g;
         r -= q->des_eff.v[d];
@@ -222,7 +223,7 @@ static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail
     while (r > 0) {
         int64_t wsum = 0;
         for (size_t i = 0; i < nk; i++)
-            wsum += active[i] ? e->queues.items[kids[i]].weight : 0;
+            wsum += active[i] ? e->qs.queues.items[kids[i]].weight : 0;
         if (wsum == 0)
             break;
         bool capped = false;
@@ -230,7 +231,7 @@ static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail
         for (size_t i = 0; i < nk; i++) {
             if (!active[i])
                 continue;
-            equeue_t *q = &e->queues.items[kids[i]];
+            equeue_t *q = &e->qs.queues.items[kids[i]];
             int64_t part = (int64_t)((__int128)r * q->weight / wsum);
             if (part >= room[i]) {
                 part = room[i];
@@ -248,39 +249,39 @@ static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail
     corral_free(active);
     corral_free(room);
     for (size_t i = 0; i < nk; i++)
-        fill_level(e, kids[i], d, e->queues.items[kids[i]].des_eff.v[d]);
+        fill_level(e, kids[i], d, e->qs.queues.items[kids[i]].des_eff.v[d]);
     corral_free(kids);
 }
 
 bool corral__queues_recount(corral_engine_t *e)
 {
     corral__queue_get(e, "default"); /* always exists */
-    if (e->tally_ver == e->queue_ver)
+    if (e->qs.tally_ver == e->qs.queue_ver)
         return false; /* corral__contrib has kept every queue's numbers */
     /* Queues came, went or moved: count again. */
     resolve_tree(e);
     tally(e);
-    e->tally_ver = e->queue_ver;
+    e->qs.tally_ver = e->qs.queue_ver;
     return true;
 }
 
 void corral__queues_prepare(corral_engine_t *e)
 {
-    memset(&e->total_alloc, 0, sizeof(e->total_alloc));
-    memset(&e->total_used, 0, sizeof(e->total_used));
-    for (size_t i = 0; i < e->nodes.n; i++) {
-        const enode_t *n = &e->nodes.items[i];
+    memset(&e->nd.total_alloc, 0, sizeof(e->nd.total_alloc));
+    memset(&e->nd.total_used, 0, sizeof(e->nd.total_used));
+    for (size_t i = 0; i < e->nd.nodes.n; i++) {
+        const enode_t *n = &e->nd.nodes.items[i];
         if (n->alive) {
-            rv_add(&e->total_alloc, &n->alloc, e->nres);
-            rv_add(&e->total_used, &n->used, e->nres);
+            rv_add(&e->nd.total_alloc, &n->alloc, e->nres);
+            rv_add(&e->nd.total_used, &n->used, e->nres);
         }
     }
-    for (size_t i = 0; i < e->queues.n; i++) {
-        memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
-        e->queues.items[i].share_dirty = true;
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        memset(&e->qs.queues.items[i].des_eff, 0, sizeof(rvec_t));
+        e->qs.queues.items[i].share_dirty = true;
     }
     for (int d = 0; d < e->nres; d++)
-        fill_level(e, NONE, d, e->total_alloc.v[d]);
+        fill_level(e, NONE, d, e->nd.total_alloc.v[d]);
 }
 
 int corral__tally_check(corral_engine_t *e, char *msg, size_t len)
@@ -288,20 +289,20 @@ int corral__tally_check(corral_engine_t *e, char *msg, size_t len)
     /* Count with each group's queue as it stands (a group whose queue is to
      * be resolved again moves its pods' accounting when it is, next cycle),
      * then put the kept numbers back: the check changes nothing. */
-    size_t n = e->queues.n;
+    size_t n = e->qs.queues.n;
     rvec_t *was = corral_malloc((2 * n + 1) * sizeof(*was));
     for (size_t i = 0; i < n; i++) {
-        equeue_t *q = &e->queues.items[i];
+        equeue_t *q = &e->qs.queues.items[i];
         was[2 * i] = q->alloc;
         was[2 * i + 1] = q->demand;
         memset(&q->alloc, 0, sizeof(rvec_t));
         memset(&q->demand, 0, sizeof(rvec_t));
     }
-    for (size_t i = 0; i < e->pods.n; i++)
-        corral__contrib(e, &e->pods.items[i], 1);
+    for (size_t i = 0; i < e->pd.pods.n; i++)
+        corral__contrib(e, &e->pd.pods.items[i], 1);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        equeue_t *q = &e->queues.items[i];
+        equeue_t *q = &e->qs.queues.items[i];
         for (int d = 0; d < e->nres && rc == 0; d++) {
             if (q->alloc.v[d] != was[2 * i].v[d] || q->demand.v[d] != was[2 * i + 1].v[d]) {
                 snprintf(msg, len,
@@ -322,8 +323,8 @@ int corral__tally_check(corral_engine_t *e, char *msg, size_t len)
 
 const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_t *req)
 {
-    for (; q != NONE; q = e->queues.items[q].parent) {
-        const equeue_t *x = &e->queues.items[q];
+    for (; q != NONE; q = e->qs.queues.items[q].parent) {
+        const equeue_t *x = &e->qs.queues.items[q];
         for (int d = 0; d < e->nres; d++) {
             if ((x->cap_mask >> d & 1) && req->v[d] > 0 && x->alloc.v[d] + req->v[d] > x->cap.v[d])
                 return x->name;
@@ -337,36 +338,36 @@ const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_
  * larger (ruling 4: a child's guarantee holds against its siblings too). */
 static int64_t reserved_by(const corral_engine_t *e, uint32_t s, int d, int depth)
 {
-    const equeue_t *x = &e->queues.items[s];
+    const equeue_t *x = &e->qs.queues.items[s];
     if (!(x->gua_eff_mask >> d & 1))
         return 0;
     int64_t own = (x->gua_mask >> d & 1) ? x->guarantee.v[d] - x->alloc.v[d] : 0;
     int64_t kids = 0;
-    for (uint32_t k = e->kid_first[s]; depth < 65 && k < e->kid_first[s + 1]; k++)
-        kids += reserved_by(e, e->kid_ids[k], d, depth + 1);
+    for (uint32_t k = e->qs.kid_first[s]; depth < 65 && k < e->qs.kid_first[s + 1]; k++)
+        kids += reserved_by(e, e->qs.kid_ids[k], d, depth + 1);
     int64_t r = own > kids ? own : kids;
     return r > 0 ? r : 0;
 }
 
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req)
 {
-    if (!e->any_guarantee)
+    if (!e->qs.any_guarantee)
         return true;
-    uint32_t root = (uint32_t)e->queues.n;
+    uint32_t root = (uint32_t)e->qs.queues.n;
     for (int d = 0; d < e->nres; d++) {
         if (req->v[d] <= 0 || d == RES_PODS)
             continue;
         int64_t reserved = 0;
         /* Along q's path, every sibling subtree keeps what it reserves. */
-        for (uint32_t c = q; c != NONE; c = e->queues.items[c].parent) {
-            uint32_t parent = e->queues.items[c].parent;
+        for (uint32_t c = q; c != NONE; c = e->qs.queues.items[c].parent) {
+            uint32_t parent = e->qs.queues.items[c].parent;
             uint32_t p = parent == NONE ? root : parent;
-            for (uint32_t k = e->kid_first[p]; k < e->kid_first[p + 1]; k++) {
-                if (e->kid_ids[k] != c)
-                    reserved += reserved_by(e, e->kid_ids[k], d, 0);
+            for (uint32_t k = e->qs.kid_first[p]; k < e->qs.kid_first[p + 1]; k++) {
+                if (e->qs.kid_ids[k] != c)
+                    reserved += reserved_by(e, e->qs.kid_ids[k], d, 0);
             }
         }
-        if (reserved && e->total_alloc.v[d] - e->total_used.v[d] - req->v[d] < reserved)
+        if (reserved && e->nd.total_alloc.v[d] - e->nd.total_used.v[d] - req->v[d] < reserved)
             return false;
     }
     return true;
@@ -374,7 +375,7 @@ bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req)
 
 double corral__queue_share(const corral_engine_t *e, uint32_t q)
 {
-    const equeue_t *x = &e->queues.items[q];
+    const equeue_t *x = &e->qs.queues.items[q];
     double share = 0;
     for (int d = 0; d < e->nres; d++) {
         if (d == RES_PODS || d == RES_EPH)
@@ -396,9 +397,9 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
  * counts past usage (fairshare.c). */
 double corral__share_cached(corral_engine_t *e, uint32_t q)
 {
-    equeue_t *x = &e->queues.items[q];
+    equeue_t *x = &e->qs.queues.items[q];
     if (x->share_dirty) {
-        x->share_c = e->fs_on ? corral__fs_key(e, q) : corral__queue_share(e, q);
+        x->share_c = e->qs.fs_on ? corral__fs_key(e, q) : corral__queue_share(e, q);
         x->share_dirty = false;
     }
     return x->share_c;
@@ -406,7 +407,7 @@ double corral__share_cached(corral_engine_t *e, uint32_t q)
 
 static int level_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 {
-    const equeue_t *x = &e->queues.items[a], *y = &e->queues.items[b];
+    const equeue_t *x = &e->qs.queues.items[a], *y = &e->qs.queues.items[b];
     if (x->prio != y->prio)
         return x->prio > y->prio ? -1 : 1;
     double sa = corral__share_cached(e, a), sb = corral__share_cached(e, b);
@@ -418,14 +419,14 @@ static int level_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 int corral__queue_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 {
     /* Siblings (the common flat case) compare directly. */
-    if (e->queues.items[a].parent == e->queues.items[b].parent)
+    if (e->qs.queues.items[a].parent == e->qs.queues.items[b].parent)
         return level_cmp(e, a, b);
     /* Trees are at most QUEUE_DEPTH_MAX deep (deeper ones are refused). */
     uint32_t pa[QUEUE_DEPTH_MAX + 2] = {0}, pb[QUEUE_DEPTH_MAX + 2] = {0};
     int na = 0, nb = 0;
-    for (uint32_t c = a; c != NONE && na <= QUEUE_DEPTH_MAX; c = e->queues.items[c].parent)
+    for (uint32_t c = a; c != NONE && na <= QUEUE_DEPTH_MAX; c = e->qs.queues.items[c].parent)
         pa[na++] = c;
-    for (uint32_t c = b; c != NONE && nb <= QUEUE_DEPTH_MAX; c = e->queues.items[c].parent)
+    for (uint32_t c = b; c != NONE && nb <= QUEUE_DEPTH_MAX; c = e->qs.queues.items[c].parent)
         pb[nb++] = c;
     /* Walk from the root down to the first level where the paths part. */
     while (na > 0 && nb > 0 && pa[na - 1] == pb[nb - 1])

@@ -123,11 +123,12 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
 {
     const corral_sched_config_t *c = &e->cfg;
     const corral_score_tune_t *t = &c->tune;
-    k[0] = c->w_prefer ? corral__prefer_score(&e->profs.items[p->prof], n) : 0;
-    int64_t step = c->w_frag && e->nshapes ? frag_gain(e, p, n, mask) : 0;
+    k[0] = c->w_prefer ? corral__prefer_score(&e->pd.profs.items[p->prof], n) : 0;
+    int64_t step = c->w_frag && e->fr.nshapes ? frag_gain(e, p, n, mask) : 0;
     /* A pod that may use any GPU model leaves the models others need. */
     int64_t pressure = 0;
-    if (c->w_frag && e->nshapes && (p->gpus || p->share) && !e->profs.items[p->prof].model_bound)
+    if (c->w_frag && e->fr.nshapes && (p->gpus || p->share) &&
+        !e->pd.profs.items[p->prof].model_bound)
         pressure = corral__model_pressure(e, n->model);
     k[1] = step - 1000 * pressure;
     if (p->gpus) {
@@ -192,7 +193,7 @@ static int64_t best_fit_left(const corral_engine_t *e, const epod_t *p, const en
 {
     int64_t cpu = n->alloc.v[RES_CPU] - n->used.v[RES_CPU] - p->req.v[RES_CPU];
     int64_t gpu = n->alloc.v[RES_GPU] - n->used.v[RES_GPU] - p->req.v[RES_GPU];
-    return frac(cpu, e->max_node_cpu) / 2 + frac(gpu, e->max_node_gpu) / 2;
+    return frac(cpu, e->nd.max_node_cpu) / 2 + frac(gpu, e->nd.max_node_gpu) / 2;
 }
 
 /*
@@ -206,10 +207,11 @@ static int64_t best_fit_left(const corral_engine_t *e, const epod_t *p, const en
  */
 static int64_t dot_product(const corral_engine_t *e, const epod_t *p, const enode_t *n)
 {
-    double cpu = (double)p->req.v[RES_CPU] / (double)(e->max_node_cpu > 0 ? e->max_node_cpu : 1);
+    double cpu =
+        (double)p->req.v[RES_CPU] / (double)(e->nd.max_node_cpu > 0 ? e->nd.max_node_cpu : 1);
     double free_cpu = (double)(n->alloc.v[RES_CPU] - n->used.v[RES_CPU]) /
-                      (double)(e->max_node_cpu > 0 ? e->max_node_cpu : 1);
-    double gmax = (double)(e->max_node_gpu > 0 ? e->max_node_gpu : 1000);
+                      (double)(e->nd.max_node_cpu > 0 ? e->nd.max_node_cpu : 1);
+    double gmax = (double)(e->nd.max_node_gpu > 0 ? e->nd.max_node_gpu : 1000);
     double gpu = (double)(p->share ? p->share : p->gpus * 1000) / gmax;
     double best = -1;
     int untouched = 0;

@@ -22,12 +22,12 @@ int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
     else
         corral_sched_config_default(&e->cfg);
     corral_arena_init(&e->keep);
-    corral_arena_init(&e->cyc);
-    corral_arena_init(&e->rsn_arena);
+    corral_arena_init(&e->cy.cyc);
+    corral_arena_init(&e->rp.rsn_arena);
     e->rng = e->cfg.seed ? e->cfg.seed : 1;
-    e->next_timer = INT64_MAX;
-    e->blocked = NONE;
-    e->resv_for = NONE;
+    e->cy.next_timer = INT64_MAX;
+    e->rv.blocked = NONE;
+    e->rv.for_job = NONE;
     static const char *const fixed[RES_FIXED] = {"cpu", "memory", "nvidia.com/gpu", "pods",
                                                  "ephemeral-storage"};
     for (int i = 0; i < RES_FIXED; i++)
@@ -39,18 +39,18 @@ int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out)
 
 int corral_engine_set_schedulers(corral_engine_t *e, const char *const *names, size_t n)
 {
-    for (size_t i = 0; i < e->scheds.n; i++)
-        corral_free(e->scheds.items[i]);
-    e->scheds.n = 0;
-    e->scheds_set = names != NULL;
+    for (size_t i = 0; i < e->pd.scheds.n; i++)
+        corral_free(e->pd.scheds.items[i]);
+    e->pd.scheds.n = 0;
+    e->pd.scheds_set = names != NULL;
     for (size_t i = 0; names && i < n; i++)
-        VEC_PUSH(e->scheds, corral_strdup(names[i] ? names[i] : ""));
+        VEC_PUSH(e->pd.scheds, corral_strdup(names[i] ? names[i] : ""));
     return 0;
 }
 
 void corral_engine_set_config(corral_engine_t *e, const corral_sched_config_t *cfg)
 {
-    e->epoch++;
+    e->cy.epoch++;
     e->cfg = *cfg;
     e->rng = cfg->seed ? cfg->seed : 1;
 }
@@ -100,90 +100,90 @@ void corral_engine_free(corral_engine_t *e)
 {
     if (!e)
         return;
-    for (size_t i = 0; i < e->nodes.n; i++)
-        free_node(&e->nodes.items[i]);
-    for (size_t i = 0; i < e->pods.n; i++)
-        corral__free_pod(&e->pods.items[i]);
-    for (size_t i = 0; i < e->groups.n; i++)
-        corral__free_group(&e->groups.items[i]);
-    for (size_t i = 0; i < e->queues.n; i++) {
-        corral_free(e->queues.items[i].name);
-        corral_free(e->queues.items[i].parent_name);
-        corral_free(e->queues.items[i].jobs);
+    for (size_t i = 0; i < e->nd.nodes.n; i++)
+        free_node(&e->nd.nodes.items[i]);
+    for (size_t i = 0; i < e->pd.pods.n; i++)
+        corral__free_pod(&e->pd.pods.items[i]);
+    for (size_t i = 0; i < e->pd.groups.n; i++)
+        corral__free_group(&e->pd.groups.items[i]);
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        corral_free(e->qs.queues.items[i].name);
+        corral_free(e->qs.queues.items[i].parent_name);
+        corral_free(e->qs.queues.items[i].jobs);
     }
-    for (size_t i = 0; i < e->hns.n; i++)
-        corral__free_hn(&e->hns.items[i]);
-    corral_free(e->nodes.items);
-    corral_free(e->pods.items);
-    corral_free(e->pod_free.items);
-    corral_free(e->groups.items);
-    corral_free(e->queues.items);
-    corral_free(e->pc_values.items);
-    corral_free(e->hns.items);
-    for (size_t i = 0; i < e->profs.n; i++) {
-        corral_free(e->profs.items[i].cache);
-        corral_arena_free(e->profs.items[i].arena);
+    for (size_t i = 0; i < e->hn.hns.n; i++)
+        corral__free_hn(&e->hn.hns.items[i]);
+    corral_free(e->nd.nodes.items);
+    corral_free(e->pd.pods.items);
+    corral_free(e->pd.pod_free.items);
+    corral_free(e->pd.groups.items);
+    corral_free(e->qs.queues.items);
+    corral_free(e->pd.pc_values.items);
+    corral_free(e->hn.hns.items);
+    for (size_t i = 0; i < e->pd.profs.n; i++) {
+        corral_free(e->pd.profs.items[i].cache);
+        corral_arena_free(e->pd.profs.items[i].arena);
     }
-    corral_free(e->profs.items);
-    corral_free(e->prof_free.items);
-    for (size_t i = 0; i < e->classes.n; i++)
-        corral_free(e->classes.items[i].key);
-    corral_free(e->classes.items);
-    corral_free(e->cls_free.items);
-    corral_free(e->node_free.items);
-    for (size_t i = 0; i < e->rclss.n; i++)
-        corral_free(e->rclss.items[i].key);
-    corral_free(e->rclss.items);
-    corral_free(e->rcls_free.items);
-    for (size_t i = 0; i < e->pc_names.n; i++)
-        corral_free(e->pc_names.items[i]);
-    corral_free(e->pc_names.items);
-    corral_free(e->pc_free.items);
-    for (size_t i = 0; i < e->wshapes.n; i++)
-        corral_free(e->wshapes.items[i].key);
-    corral_free(e->wshape_free.items);
-    corral_free(e->node_order);
-    corral_free(e->binds.items);
-    corral_free(e->evicts.items);
-    corral_free(e->pendings.items);
-    corral_free(e->gstats.items);
-    corral_free(e->txn.items);
-    corral_free(e->txn_ver.items);
-    corral_free(e->running.items);
+    corral_free(e->pd.profs.items);
+    corral_free(e->pd.prof_free.items);
+    for (size_t i = 0; i < e->nd.classes.n; i++)
+        corral_free(e->nd.classes.items[i].key);
+    corral_free(e->nd.classes.items);
+    corral_free(e->nd.cls_free.items);
+    corral_free(e->nd.node_free.items);
+    for (size_t i = 0; i < e->pd.rclss.n; i++)
+        corral_free(e->pd.rclss.items[i].key);
+    corral_free(e->pd.rclss.items);
+    corral_free(e->pd.rcls_free.items);
+    for (size_t i = 0; i < e->pd.pc_names.n; i++)
+        corral_free(e->pd.pc_names.items[i]);
+    corral_free(e->pd.pc_names.items);
+    corral_free(e->pd.pc_free.items);
+    for (size_t i = 0; i < e->fr.wshapes.n; i++)
+        corral_free(e->fr.wshapes.items[i].key);
+    corral_free(e->fr.wshape_free.items);
+    corral_free(e->nd.node_order);
+    corral_free(e->cy.binds.items);
+    corral_free(e->cy.evicts.items);
+    corral_free(e->cy.pendings.items);
+    corral_free(e->cy.gstats.items);
+    corral_free(e->cy.txn.items);
+    corral_free(e->cy.txn_ver.items);
+    corral_free(e->pd.running.items);
     corral__resv_clear(e);
-    corral_hmap_fini(&e->node_by_name);
-    corral_hmap_fini(&e->pod_by_key);
-    corral_hmap_fini(&e->group_by_key);
-    corral_hmap_fini(&e->queue_by_name);
-    corral_free(e->kid_first);
-    corral_free(e->kid_ids);
-    corral_hmap_fini(&e->pc_by_name);
-    corral_hmap_fini(&e->hn_by_name);
-    corral_hmap_fini(&e->prof_by_key);
-    corral_hmap_fini(&e->cls_by_key);
-    corral_hmap_fini(&e->reason_cache);
-    corral_hmap_fini(&e->model_ids);
-    corral_hmap_fini(&e->wshape_by_key);
-    corral_hmap_fini(&e->rcls_by_key);
-    corral_hmap_fini(&e->rsn_by_text);
-    corral_arena_fini(&e->rsn_arena);
-    corral_free(e->rsn_texts.items);
-    corral_free(e->changed.items);
-    corral_free(e->touched.items);
-    corral_free(e->group_free.items);
-    corral_free(e->group_dead.items);
-    corral_free(e->fresh.items);
-    corral_free(e->fresh_pods.items);
-    corral_free(e->unlisted.items);
-    corral_free(e->wshapes.items);
-    corral_free(e->shapes);
-    corral_free(e->shape_models);
-    corral_free(e->pressure);
-    corral_free(e->reason_vals.items);
+    corral_hmap_fini(&e->nd.node_by_name);
+    corral_hmap_fini(&e->pd.pod_by_key);
+    corral_hmap_fini(&e->pd.group_by_key);
+    corral_hmap_fini(&e->qs.queue_by_name);
+    corral_free(e->qs.kid_first);
+    corral_free(e->qs.kid_ids);
+    corral_hmap_fini(&e->pd.pc_by_name);
+    corral_hmap_fini(&e->hn.hn_by_name);
+    corral_hmap_fini(&e->pd.prof_by_key);
+    corral_hmap_fini(&e->nd.cls_by_key);
+    corral_hmap_fini(&e->pm.reason_cache);
+    corral_hmap_fini(&e->fr.model_ids);
+    corral_hmap_fini(&e->fr.wshape_by_key);
+    corral_hmap_fini(&e->pd.rcls_by_key);
+    corral_hmap_fini(&e->rp.rsn_by_text);
+    corral_arena_fini(&e->rp.rsn_arena);
+    corral_free(e->rp.rsn_texts.items);
+    corral_free(e->rp.changed.items);
+    corral_free(e->rp.touched.items);
+    corral_free(e->pd.group_free.items);
+    corral_free(e->pd.group_dead.items);
+    corral_free(e->pd.fresh.items);
+    corral_free(e->pd.fresh_pods.items);
+    corral_free(e->pd.unlisted.items);
+    corral_free(e->fr.wshapes.items);
+    corral_free(e->fr.shapes);
+    corral_free(e->fr.shape_models);
+    corral_free(e->fr.pressure);
+    corral_free(e->pm.reason_vals.items);
     corral_engine_set_schedulers(e, NULL, 0);
-    corral_free(e->scheds.items);
+    corral_free(e->pd.scheds.items);
     corral_arena_fini(&e->keep);
-    corral_arena_fini(&e->cyc);
+    corral_arena_fini(&e->cy.cyc);
     corral_free(e);
 }
 
@@ -202,7 +202,7 @@ int corral_engine_upsert(corral_engine_t *e, const corral_obj_t *o, int64_t now_
                          corral_diag_t *diag)
 {
     if (o->info->kind != CORRAL_KIND_POD && o->info->kind != CORRAL_KIND_PODGROUP)
-        e->epoch++;
+        e->cy.epoch++;
     switch (o->info->kind) {
     case CORRAL_KIND_NODE:
         return corral__upsert_node(e, o, diag);
@@ -227,104 +227,104 @@ static int remove_pod(corral_engine_t *e, const char *ns, const char *name)
     char *key = corral_malloc(kn);
     snprintf(key, kn, "%s/%s", ns, name);
     uint32_t pid;
-    bool found = corral_hmap_get(&e->pod_by_key, key, &pid);
+    bool found = corral_hmap_get(&e->pd.pod_by_key, key, &pid);
     corral_free(key);
     if (!found)
         return CORRAL_ENOENT;
-    epod_t *p = &e->pods.items[pid];
+    epod_t *p = &e->pd.pods.items[pid];
     corral__unbind(e, pid);
     corral__nominate_clear(e, p);
-    corral_hmap_del(&e->pod_by_key, p->key);
-    egroup_t *g = &e->groups.items[p->group];
+    corral_hmap_del(&e->pd.pod_by_key, p->key);
+    egroup_t *g = &e->pd.groups.items[p->group];
     corral__group_del_pod(g, pid);
     corral__touch(e, p->group);
     corral__contrib(e, p, -1);
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
-        e->npending--;
+        e->pd.npending--;
     corral__group_reap(e, p->group);
     corral__wshape_count(e, p, -1);
     corral__rcls_unref(e, p->rcls);
     corral__prof_unref(e, p->prof);
     corral__free_pod(p);
-    VEC_PUSH(e->pod_free, pid);
-    e->pods_version++;
+    VEC_PUSH(e->pd.pod_free, pid);
+    e->fr.pods_version++;
     return 0;
 }
 
 static int remove_node(corral_engine_t *e, const char *name)
 {
     uint32_t nid;
-    if (!corral_hmap_get(&e->node_by_name, name, &nid) || !e->nodes.items[nid].alive)
+    if (!corral_hmap_get(&e->nd.node_by_name, name, &nid) || !e->nd.nodes.items[nid].alive)
         return CORRAL_ENOENT;
-    e->nodes_ver++;
-    enode_t *n = &e->nodes.items[nid];
+    e->nd.nodes_ver++;
+    enode_t *n = &e->nd.nodes.items[nid];
     /* Pods cannot outlive their node (Kubernetes' pod GC deletes them). */
     while (n->npods) {
-        epod_t *p = &e->pods.items[n->pods[n->npods - 1]];
+        epod_t *p = &e->pd.pods.items[n->pods[n->npods - 1]];
         char *ns = corral_strdup(p->ns), *pn = corral_strdup(p->name);
         remove_pod(e, ns, pn);
         corral_free(ns);
         corral_free(pn);
     }
-    for (size_t i = 0; i < e->pods.n; i++) {
-        if (e->pods.items[i].alive && e->pods.items[i].nom_node == nid)
-            corral__nominate_clear(e, &e->pods.items[i]);
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        if (e->pd.pods.items[i].alive && e->pd.pods.items[i].nom_node == nid)
+            corral__nominate_clear(e, &e->pd.pods.items[i]);
     }
     corral__hist(e, n, -1);
     corral__cls_unref(e, n->cls);
-    corral_hmap_del(&e->node_by_name, n->name);
+    corral_hmap_del(&e->nd.node_by_name, n->name);
     free_node(n); /* alive false; the slot is reused by the next new node */
     n->cls = NONE;
-    VEC_PUSH(e->node_free, nid);
+    VEC_PUSH(e->nd.node_free, nid);
     e->version = ++e->vseq;
-    e->order_dirty = true;
-    e->hn_dirty = true;
+    e->nd.order_dirty = true;
+    e->hn.hn_dirty = true;
     return 0;
 }
 
 int corral_engine_remove(corral_engine_t *e, corral_kind_t kind, const char *ns, const char *name)
 {
     uint32_t id;
-    e->epoch++;
+    e->cy.epoch++;
     switch (kind) {
     case CORRAL_KIND_POD:
         return remove_pod(e, ns, name);
     case CORRAL_KIND_NODE:
         return remove_node(e, name);
     case CORRAL_KIND_QUEUE:
-        if (!corral_hmap_get(&e->queue_by_name, name, &id))
+        if (!corral_hmap_get(&e->qs.queue_by_name, name, &id))
             return CORRAL_ENOENT;
-        e->queues.items[id].alive = strcmp(name, "default") == 0;
-        e->queues.items[id].implicit = true;
-        e->queue_ver++;
+        e->qs.queues.items[id].alive = strcmp(name, "default") == 0;
+        e->qs.queues.items[id].implicit = true;
+        e->qs.queue_ver++;
         return 0;
     case CORRAL_KIND_HYPERNODE:
-        if (!corral_hmap_get(&e->hn_by_name, name, &id))
+        if (!corral_hmap_get(&e->hn.hn_by_name, name, &id))
             return CORRAL_ENOENT;
-        e->hns.items[id].alive = false;
-        e->hn_dirty = true;
+        e->hn.hns.items[id].alive = false;
+        e->hn.hn_dirty = true;
         return 0;
     case CORRAL_KIND_PODGROUP: {
         size_t kn = strlen(ns) + strlen(name) + 2;
         char *key = corral_malloc(kn);
         snprintf(key, kn, "%s/%s", ns, name);
-        bool found = corral_hmap_get(&e->group_by_key, key, &id);
+        bool found = corral_hmap_get(&e->pd.group_by_key, key, &id);
         corral_free(key);
         if (!found)
             return CORRAL_ENOENT;
-        e->groups.items[id].declared = false;
+        e->pd.groups.items[id].declared = false;
         corral__touch(e, id);
         corral__group_reap(e, id);
         return 0;
     }
     case CORRAL_KIND_PRIORITYCLASS:
-        if (!corral_hmap_get(&e->pc_by_name, name, &id))
+        if (!corral_hmap_get(&e->pd.pc_by_name, name, &id))
             return CORRAL_ENOENT;
-        corral_hmap_del(&e->pc_by_name, name);
-        corral_free(e->pc_names.items[id]);
-        e->pc_names.items[id] = NULL;
-        VEC_PUSH(e->pc_free, id);
-        e->pc_dirty = true;
+        corral_hmap_del(&e->pd.pc_by_name, name);
+        corral_free(e->pd.pc_names.items[id]);
+        e->pd.pc_names.items[id] = NULL;
+        VEC_PUSH(e->pd.pc_free, id);
+        e->pd.pc_dirty = true;
         return 0;
     default:
         return CORRAL_ENOENT;
@@ -338,12 +338,12 @@ static void pod_view(const corral_engine_t *e, const epod_t *p, corral_pod_view_
     v->name = p->name;
     v->bound = POD_PLACED(p);
     v->terminating = p->state == POD_TERMINATING;
-    v->node = v->bound ? e->nodes.items[p->node].name : NULL;
+    v->node = v->bound ? e->nd.nodes.items[p->node].name : NULL;
     if (v->bound)
         corral__gpu_ids_str(p->gpu_mask, v->gpu_ids, sizeof(v->gpu_ids));
     v->start_ns = p->start_ns;
     v->reason = p->reason;
-    const egroup_t *g = &e->groups.items[p->group];
+    const egroup_t *g = &e->pd.groups.items[p->group];
     v->queue = g->queue_name;
     v->priority = p->priority;
 }
@@ -354,32 +354,32 @@ int corral_engine_pod(const corral_engine_t *e, const char *ns, const char *name
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     uint32_t pid;
-    if (!corral_hmap_get(&e->pod_by_key, key, &pid))
+    if (!corral_hmap_get(&e->pd.pod_by_key, key, &pid))
         return CORRAL_ENOENT;
-    pod_view(e, &e->pods.items[pid], out);
+    pod_view(e, &e->pd.pods.items[pid], out);
     return 0;
 }
 
 static int cmp_pod_age(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
-    uint64_t x = e->pods.items[*(const uint32_t *)a].age;
-    uint64_t y = e->pods.items[*(const uint32_t *)b].age;
+    uint64_t x = e->pd.pods.items[*(const uint32_t *)a].age;
+    uint64_t y = e->pd.pods.items[*(const uint32_t *)b].age;
     return x < y ? -1 : x > y;
 }
 
 void corral_engine_each_pod(const corral_engine_t *e, corral_pod_visit_fn fn, void *ctx)
 {
-    uint32_t *ids = corral_malloc((e->pods.n + 1) * sizeof(*ids));
+    uint32_t *ids = corral_malloc((e->pd.pods.n + 1) * sizeof(*ids));
     size_t k = 0;
-    for (size_t i = 0; i < e->pods.n; i++) {
-        if (e->pods.items[i].alive)
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        if (e->pd.pods.items[i].alive)
             ids[k++] = (uint32_t)i;
     }
     qsort_r(ids, k, sizeof(*ids), cmp_pod_age, (void *)e);
     for (size_t i = 0; i < k; i++) {
         corral_pod_view_t v;
-        pod_view(e, &e->pods.items[ids[i]], &v);
+        pod_view(e, &e->pd.pods.items[ids[i]], &v);
         fn(&v, ctx);
     }
     corral_free(ids);
@@ -393,8 +393,8 @@ int corral_engine_max_free_gpus(const corral_engine_t *e)
 void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
 {
     memset(out, 0, sizeof(*out));
-    for (size_t i = 0; i < e->nodes.n; i++) {
-        const enode_t *n = &e->nodes.items[i];
+    for (size_t i = 0; i < e->nd.nodes.n; i++) {
+        const enode_t *n = &e->nd.nodes.items[i];
         if (!n->alive)
             continue;
         out->nodes++;
@@ -403,8 +403,8 @@ void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
         out->cpu_milli_capacity += n->alloc.v[RES_CPU];
         out->cpu_milli_used += n->used.v[RES_CPU];
     }
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        const epod_t *p = &e->pd.pods.items[i];
         if (!p->alive)
             continue;
         if (!POD_PLACED(p))
@@ -417,12 +417,12 @@ void corral_engine_totals(const corral_engine_t *e, corral_engine_totals_t *out)
 int corral_engine_selfcheck(corral_engine_t *e, char *msg, size_t len)
 {
     int64_t pending = 0;
-    for (size_t i = 0; i < e->pods.n; i++) {
-        const epod_t *p = &e->pods.items[i];
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        const epod_t *p = &e->pd.pods.items[i];
         pending += p->alive && (p->state == POD_PENDING || p->state == POD_FOREIGN);
     }
-    if (pending != e->npending) {
-        snprintf(msg, len, "kept %lld pending pods, counted %lld", (long long)e->npending,
+    if (pending != e->pd.npending) {
+        snprintf(msg, len, "kept %lld pending pods, counted %lld", (long long)e->pd.npending,
                  (long long)pending);
         return CORRAL_EINVAL;
     }

@@ -50,7 +50,7 @@ static void fair_init(et_t *t, int64_t half_life, double weight)
 
 static const equeue_t *queue(et_t *t, const char *name)
 {
-    return &t->e->queues.items[corral__queue_get(t->e, name)];
+    return &t->e->qs.queues.items[corral__queue_get(t->e, name)];
 }
 
 static void cycle(et_t *t, int64_t now)
@@ -96,7 +96,7 @@ Test(fairshare, the_spacing_of_cycles_does_not_matter)
     cycle(&b, 3 * HOUR);                    /* once */
     double ua = queue(&a, "ops")->fs_use[RES_GPU], ub = queue(&b, "ops")->fs_use[RES_GPU];
     cr_assert(ua > 0 && fabs(ua - ub) < ub * 1e-9, "%g against %g", ua, ub);
-    cr_assert(fabs(a.e->fs_window - b.e->fs_window) < b.e->fs_window * 1e-9);
+    cr_assert(fabs(a.e->qs.fs_window - b.e->qs.fs_window) < b.e->qs.fs_window * 1e-9);
     et_fini(&a);
     et_fini(&b);
 }
@@ -134,8 +134,8 @@ Test(fairshare, a_queue_that_goes_takes_its_history)
     c.fair_half_life_ns = 0;
     corral_engine_set_config(t.e, &c);
     cycle(&t, 3 * HOUR);
-    cr_assert(!t.e->fs_on);
-    cr_assert_eq(t.e->fs_window, 0);
+    cr_assert(!t.e->qs.fs_on);
+    cr_assert_eq(t.e->qs.fs_window, 0);
     et_fini(&t);
 }
 

@@ -18,23 +18,23 @@ static corral_engine_t *with_shapes(const tshape_t *ts, size_t n)
 {
     corral_engine_t *e;
     corral_engine_new(NULL, &e);
-    e->shapes = corral_calloc(n, sizeof(*e->shapes));
-    e->shape_models = corral_calloc(n, sizeof(*e->shape_models));
-    e->nshapes = n;
+    e->fr.shapes = corral_calloc(n, sizeof(*e->fr.shapes));
+    e->fr.shape_models = corral_calloc(n, sizeof(*e->fr.shape_models));
+    e->fr.nshapes = n;
     for (size_t i = 0; i < n; i++) {
-        eshape_t *s = &e->shapes[i];
+        eshape_t *s = &e->fr.shapes[i];
         s->cpu = ts[i].cpu;
         s->gpus = ts[i].gpus;
         s->milli = ts[i].milli;
         s->p = ts[i].pct / 100.0;
         if (ts[i].model) {
             uint32_t id;
-            if (!corral_hmap_get(&e->model_ids, ts[i].model, &id)) {
-                id = (uint32_t)e->model_ids.n;
-                corral_hmap_put(&e->model_ids, ts[i].model, id);
+            if (!corral_hmap_get(&e->fr.model_ids, ts[i].model, &id)) {
+                id = (uint32_t)e->fr.model_ids.n;
+                corral_hmap_put(&e->fr.model_ids, ts[i].model, id);
             }
-            e->shape_models[i] = (int)id;
-            s->models = &e->shape_models[i];
+            e->fr.shape_models[i] = (int)id;
+            s->models = &e->fr.shape_models[i];
             s->nmodels = 1;
         }
     }
@@ -44,7 +44,7 @@ static corral_engine_t *with_shapes(const tshape_t *ts, size_t n)
 static int model_of(corral_engine_t *e, const char *m)
 {
     uint32_t id;
-    return corral_hmap_get(&e->model_ids, m, &id) ? (int)id : 1000;
+    return corral_hmap_get(&e->fr.model_ids, m, &id) ? (int)id : 1000;
 }
 
 static const tshape_t with_cpu_pods[] = {

@@ -328,7 +328,7 @@ Test(limits, more_than_256_child_queues_all_get_their_share)
     corral__queues_recount(t.e);
     corral__queues_prepare(t.e);
     uint32_t q = corral__queue_get(t.e, "q299");
-    cr_assert_gt(t.e->queues.items[q].des_eff.v[RES_GPU], 0);
+    cr_assert_gt(t.e->qs.queues.items[q].des_eff.v[RES_GPU], 0);
     const corral_decisions_t *d;
     corral_engine_cycle(t.e, 0, &d);
     cr_assert_eq(d->nbinds, 1);
@@ -383,10 +383,10 @@ Test(limits, a_shape_may_allow_more_than_8_gpu_models)
     }
     corral_shape_t s = {1000, 1, 1000, models, 12, 1.0};
     cr_assert_eq(corral_engine_set_workload(t.e, &s, 1), 0);
-    cr_assert_eq(t.e->nshapes, 1);
-    cr_assert_eq(t.e->shapes[0].nmodels, 12, "none left out");
+    cr_assert_eq(t.e->fr.nshapes, 1);
+    cr_assert_eq(t.e->fr.shapes[0].nmodels, 12, "none left out");
     /* The last model is as allowed as the first. */
-    cr_assert_geq(t.e->shapes[0].models[11], 0);
-    cr_assert_neq(t.e->shapes[0].models[11], t.e->shapes[0].models[0]);
+    cr_assert_geq(t.e->fr.shapes[0].models[11], 0);
+    cr_assert_neq(t.e->fr.shapes[0].models[11], t.e->fr.shapes[0].models[0]);
     et_fini(&t);
 }
