@@ -22,6 +22,8 @@ typedef struct rjob {
     double gpu_ms;       /* GPU-time used, all attempts (GPU x ms) */
     int64_t held_milli;  /* milli-GPUs its bound pods hold now */
     int restarts;
+    int64_t est_ms;  /* runtime estimate given at every submission; -1 none */
+    int64_t done_ms; /* work kept by checkpoints (a restart resumes from it) */
     bool done;
     bool infeasible; /* asks for more GPUs than the cluster has */
 } rjob_t;
@@ -98,6 +100,14 @@ void corral__replay_result_free(rresult_t *r);
 /* report.md and charts in o->report_dir (replay_report.c). */
 int corral__replay_report(const rresult_t *res, size_t n, const sim_cluster_t *c,
                           const corral_sim_trace_opts_t *o, corral_diag_t *d);
+/* Runtime estimates (replay_est.c). The factor a user over-asks by for job
+ * (in [1, 5)), the requested time limit that gives (-1 when true_ms is),
+ * the estimate the workload's model gives job, and "oracle", "user" or
+ * "none" by name (-1 when unknown). */
+double corral__user_factor(uint64_t seed, uint32_t job);
+int64_t corral__user_estimate(int64_t true_ms, uint64_t seed, uint32_t job);
+int64_t corral__job_estimate(const sim_workload_t *w, uint32_t job);
+int corral__parse_estimates(const char *s, sim_est_t *out);
 /* Nearest-rank percentile p (0..100) of sorted v[0..n); 0 when n is 0. */
 double corral__percentile(const double *v, size_t n, double p);
 
