@@ -154,14 +154,14 @@ static bool ev_less(const rev_t *a, const rev_t *b)
     return a->t != b->t ? a->t < b->t : a->job < b->job;
 }
 
-static void heap_push(replay_t *r, int64_t t, uint32_t job, uint32_t gen)
+static void heap_push(replay_t *r, int64_t t, uint32_t job, uint32_t gen, bool wake)
 {
     if (r->nheap == r->capheap) {
         r->capheap = r->capheap ? r->capheap * 2 : 1024;
         r->heap = corral_realloc(r->heap, r->capheap * sizeof(*r->heap));
     }
     size_t i = r->nheap++;
-    r->heap[i] = (rev_t){t, job, gen};
+    r->heap[i] = (rev_t){t, job, gen, wake};
     while (i > 0 && ev_less(&r->heap[i], &r->heap[(i - 1) / 2])) {
         rev_t tmp = r->heap[i];
         r->heap[i] = r->heap[(i - 1) / 2];
@@ -227,7 +227,12 @@ static void on_bind(replay_t *r, uint32_t ji, int k)
         j->first_start = r->now;
     j->start = r->now;
     if (j->src->duration_ms >= 0)
-        heap_push(r, r->now + j->src->duration_ms - j->done_ms, ji, j->gen);
+        heap_push(r, r->now + j->src->duration_ms - j->done_ms, ji, j->gen, false);
+    /* The protection ends while the job runs: a live scheduler would try
+     * again then (its next cycle), so the replay runs one. */
+    if (r->pol->evict && r->w->min_runtime_ms > 0 &&
+        (j->src->duration_ms < 0 || r->w->min_runtime_ms < j->src->duration_ms - j->done_ms))
+        heap_push(r, r->now + r->w->min_runtime_ms, ji, j->gen, true);
 }
 
 /* A pod of a job was evicted: the whole job stops and queues again. Its work
@@ -360,8 +365,10 @@ static void simulate(replay_t *r, corral_progress_fn progress, void *pctx)
         r->now = t;
         bool freed = false, hopeless = true;
         int64_t waiting = r->waiting;
-        while (r->nheap && r->heap[0].t == t)
-            freed |= complete(r, heap_pop(r));
+        while (r->nheap && r->heap[0].t == t) {
+            rev_t ev = heap_pop(r);
+            freed |= ev.wake ? r->waiting > 0 : complete(r, ev);
+        }
         while (ai < r->w->npods && r->jobs[r->order[ai]].src->arrive_ms == t) {
             uint32_t ji = r->order[ai++];
             if (r->jobs[ji].src->gpus <= r->c->gpus) {

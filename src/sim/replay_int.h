@@ -28,11 +28,13 @@ typedef struct rjob {
     bool infeasible; /* asks for more GPUs than the cluster has */
 } rjob_t;
 
-/* A completion: job finishes at t, if still in attempt gen. */
+/* A completion: job finishes at t, if still in attempt gen. A wake-up only
+ * runs a cycle at t (a pod's min-runtime protection ends then). */
 typedef struct rev {
     int64_t t;
     uint32_t job;
     uint32_t gen;
+    bool wake;
 } rev_t;
 
 /* Allocation timeline sample: from t on, `used` milli-GPUs were allocated. */

@@ -330,6 +330,27 @@ Test(replay, checkpoint_resumes)
     corral__replay_result_free(&r);
 }
 
+/*
+ * min-runtime: the reclaim case with every pod protected for its first 60 s.
+ * Y (at 10 s) waits: both q1 jobs are protected until 60, when the replay
+ * runs a cycle although nothing arrives or ends (a live scheduler would).
+ * X2 is reclaimed after 60 s (2 GPUs x 60 s lost), Y runs 60-70, X2 starts
+ * over at 70 and ends at 1070. Delays 0, 0, 50.
+ */
+Test(replay, min_runtime_wakes_up_when_protection_ends)
+{
+    sim_pod_t p[] = {job("X1", 0, 2, 1000, "q1"), job("X2", 0, 2, 1000, "q1"),
+                     job("Y", 10, 2, 10, "q2")};
+    sim_workload_t w = {p, 3, true, true, SIM_EST_ORACLE, 0, 0, 60 * S};
+    rresult_t r;
+    run_w(nodes4, 1, &w, "corral", &r);
+    cr_assert_eq(r.preempted_pods, 1);
+    near(r.lost_gpu_hours, 120.0 / 3600);
+    near(r.delay_mean, 50.0 / 3);
+    near(r.jct_mean, (1000 + 1070 + 60) / 3.0);
+    corral__replay_result_free(&r);
+}
+
 /* The same workload twice: the same results, sample for sample. */
 Test(replay, deterministic)
 {
