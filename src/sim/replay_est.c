@@ -62,9 +62,15 @@ int64_t corral__job_estimate(const sim_workload_t *w, uint32_t job)
     }
 }
 
+static const char *const names[] = {"oracle", "user", "none"};
+
+const char *corral__estimates_name(sim_est_t e)
+{
+    return (size_t)e < CORRAL_ARRAY_LEN(names) ? names[e] : "?";
+}
+
 int corral__parse_estimates(const char *s, sim_est_t *out)
 {
-    static const char *const names[] = {"oracle", "user", "none"};
     for (size_t i = 0; s && i < CORRAL_ARRAY_LEN(names); i++) {
         if (strcmp(s, names[i]) == 0) {
             *out = (sim_est_t)i;

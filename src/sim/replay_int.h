@@ -110,6 +110,7 @@ double corral__user_factor(uint64_t seed, uint32_t job);
 int64_t corral__user_estimate(int64_t true_ms, uint64_t seed, uint32_t job);
 int64_t corral__job_estimate(const sim_workload_t *w, uint32_t job);
 int corral__parse_estimates(const char *s, sim_est_t *out);
+const char *corral__estimates_name(sim_est_t e);
 /* Nearest-rank percentile p (0..100) of sorted v[0..n); 0 when n is 0. */
 double corral__percentile(const double *v, size_t n, double p);
 
