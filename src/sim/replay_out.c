@@ -134,9 +134,10 @@ static void print_text(FILE *out, const rpool_t *p, const corral_sim_trace_opts_
             human(r0->window_s, a[0], 16), human(r0->makespan_s, a[1], 16));
     fprintf(out, "runtime estimates: %s", corral__estimates_name(p->w->estimates));
     if (p->w->checkpoint_ms > 0)
-        fprintf(out, "; checkpoints every %s", human(p->w->checkpoint_ms / 1000.0, a[0], 16));
+        fprintf(out, "; checkpoints every %s",
+                human((double)p->w->checkpoint_ms / 1000.0, a[0], 16));
     if (p->w->min_runtime_ms > 0)
-        fprintf(out, "; min-runtime %s", human(p->w->min_runtime_ms / 1000.0, a[0], 16));
+        fprintf(out, "; min-runtime %s", human((double)p->w->min_runtime_ms / 1000.0, a[0], 16));
     fprintf(out, "\n");
     print_table(out, p);
     if (r0->infeasible)
@@ -195,8 +196,8 @@ static void print_json(FILE *out, const rpool_t *p, const corral_sim_trace_opts_
     corral_buf_printf(&b,
                       "  \"estimates\": \"%s\",\n  \"checkpoint_interval_s\": %.3f,\n"
                       "  \"min_runtime_s\": %.3f,\n",
-                      corral__estimates_name(p->w->estimates), p->w->checkpoint_ms / 1000.0,
-                      p->w->min_runtime_ms / 1000.0);
+                      corral__estimates_name(p->w->estimates), (double)p->w->checkpoint_ms / 1000.0,
+                      (double)p->w->min_runtime_ms / 1000.0);
     if (p->npol == 1) {
         json_result(&b, &p->res[0], "  ");
         corral_buf_puts(&b, "\n}\n");
