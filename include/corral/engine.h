@@ -58,7 +58,13 @@ typedef struct corral_sched_config {
     int w_cpu;      /* cpu/memory packing (off by default) */
     /* Eviction limits per cycle (0: unlimited). */
     int max_evictions;
+    /* Time-decayed fair share (docs/scheduling.md, "Fair share"): a queue's
+     * order of service counts its past allocation, weighted 2^(-age /
+     * half-life). 0: off (the order uses the current allocation only). */
+    int64_t fair_half_life_ns;
+    double fair_usage_weight; /* 0..1: weight of the past against the present */
 } corral_sched_config_t;
+
 
 /* Fill the defaults documented in docs/scheduling.md. */
 void corral_sched_config_default(corral_sched_config_t *c);
@@ -66,7 +72,8 @@ void corral_sched_config_default(corral_sched_config_t *c);
 int corral_policy_from_name(const char *name);
 const char *corral_policy_name(corral_policy_t p);
 /* Apply what a SchedulerConfiguration sets on top of c (fields it leaves out
- * keep c's values). CORRAL_EINVAL when it names an unknown policy. */
+ * keep c's values). CORRAL_EINVAL when it names an unknown policy or a
+ * fair-share setting out of range (c is then unchanged). */
 int corral_sched_config_apply(corral_sched_config_t *c, const corral_schedconf_t *s);
 
 /* --- lifecycle ------------------------------------------------------------------ */

@@ -532,6 +532,11 @@ enum {
     CORRAL_ACTION_RECLAIM = 1 << 4,
 };
 
+/* Limits of fairShare.halfLife (besides 0, off): the decoder refuses values
+ * outside them with a message, corral_sched_config_apply with CORRAL_EINVAL. */
+#define CORRAL_FAIR_HALF_LIFE_MIN_NS (60LL * 1000000000LL)          /* 1m */
+#define CORRAL_FAIR_HALF_LIFE_MAX_NS (8760LL * 3600 * 1000000000LL) /* 8760h, a year */
+
 /* The scheduler's configuration as written; unset fields keep the engine's
  * defaults (docs/scheduling.md, "Configuration"). */
 typedef struct corral_schedconf {
@@ -544,6 +549,11 @@ typedef struct corral_schedconf {
     /* The corral policy's criteria (each on or off; they are ordered, not
      * weighted). */
     corral_opt_i32_t preferences, fragmentation, packing, topology, cpu_memory;
+    /* fairShare: {halfLife, usageWeight}. halfLife "0s" turns it off. */
+    bool fair_share_set;
+    int64_t fair_half_life_ns;
+    bool fair_usage_weight_set;
+    double fair_usage_weight;
 } corral_schedconf_t;
 
 /*

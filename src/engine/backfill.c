@@ -3,8 +3,9 @@
  * order of service cannot start, find the earliest time T at which it would
  * fit under every rule if each running pod ended at max(now, start +
  * estimate), and the GPUs, cpu and memory it would then use. Later jobs may
- * start now only if they leave those alone or end before T. Pods without an
- * estimate are assumed never to end; terminating pods end now.
+ * start now only if they leave those alone or end before T; cpu and memory
+ * are judged at T, with the pods still running then (ruling 6). Pods
+ * without an estimate are assumed never to end; terminating pods end now.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +76,29 @@ static void capture(corral_engine_t *e, size_t mark)
             r->n++;
         }
         r->masks[j] |= p->gpu_mask;
-        r->res[j].v[RES_CPU] += p->req.v[RES_CPU];
-        r->res[j].v[RES_MEM] += p->req.v[RES_MEM];
+    }
+    /* What each node's cpu and memory hold at T: the pods still running
+     * then, and the job (ruling 6). Turned into a hold on today's state
+     * once the pods ended for the trial are back (hold_at_t). */
+    for (size_t j = 0; j < r->n; j++) {
+        const enode_t *n = &e->nodes.items[r->nodes[j]];
+        r->res[j].v[RES_CPU] = n->used.v[RES_CPU] + n->nominated.v[RES_CPU];
+        r->res[j].v[RES_MEM] = n->used.v[RES_MEM] + n->nominated.v[RES_MEM];
+    }
+}
+
+/* A later job K that runs past T may start on a reserved node when it fits
+ * now and, with what runs at T, next to the job: used_now + K + hold <=
+ * allocatable with hold = max(0, at_T - used_now). */
+static void hold_at_t(corral_engine_t *e)
+{
+    reservation_t *r = &e->resv;
+    for (size_t j = 0; j < r->n; j++) {
+        const enode_t *n = &e->nodes.items[r->nodes[j]];
+        for (int d = RES_CPU; d <= RES_MEM; d++) {
+            int64_t now = n->used.v[d] + n->nominated.v[d];
+            r->res[j].v[d] = r->res[j].v[d] > now ? r->res[j].v[d] - now : 0;
+        }
     }
 }
 
@@ -120,6 +142,8 @@ void corral__reserve(corral_engine_t *e, uint32_t gid)
                         saved_start[removed], saved_state[removed]);
     }
     e->dry = saved_dry;
+    if (e->resv.active)
+        hold_at_t(e);
     corral_free(saved_node);
     corral_free(saved_mask);
     corral_free(saved_start);

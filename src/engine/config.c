@@ -17,6 +17,8 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_topology = 1;
     c->w_frag = 1;
     c->w_cpu = 0; /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
+    c->fair_half_life_ns = 0; /* fair share off: today's order of service exactly */
+    c->fair_usage_weight = 0.5;
 }
 
 static const char *const policy_names[CORRAL_POLICY_COUNT] = {
@@ -42,8 +44,30 @@ static void set_flag(int *w, corral_opt_i32_t o)
         *w = o.v ? 1 : 0;
 }
 
+/* The fair-share settings s asks for, checked (the model's decoder gives the
+ * message; here a value out of range is refused all the same). */
+static int fair_share(const corral_schedconf_t *s, int64_t *half_life, double *weight)
+{
+    if (s->fair_share_set) {
+        *half_life = s->fair_half_life_ns;
+        if (*half_life != 0 && (*half_life < CORRAL_FAIR_HALF_LIFE_MIN_NS ||
+                                *half_life > CORRAL_FAIR_HALF_LIFE_MAX_NS))
+            return CORRAL_EINVAL;
+    }
+    if (s->fair_usage_weight_set) {
+        *weight = s->fair_usage_weight;
+        if (!(*weight >= 0 && *weight <= 1)) /* NaN too */
+            return CORRAL_EINVAL;
+    }
+    return 0;
+}
+
 int corral_sched_config_apply(corral_sched_config_t *c, const corral_schedconf_t *s)
 {
+    int64_t half_life = c->fair_half_life_ns;
+    double weight = c->fair_usage_weight;
+    if (fair_share(s, &half_life, &weight) != 0)
+        return CORRAL_EINVAL;
     if (s->policy) {
         int p = corral_policy_from_name(s->policy);
         if (p < 0)
@@ -68,5 +92,7 @@ int corral_sched_config_apply(corral_sched_config_t *c, const corral_schedconf_t
     set_flag(&c->w_pack, s->packing);
     set_flag(&c->w_topology, s->topology);
     set_flag(&c->w_cpu, s->cpu_memory);
+    c->fair_half_life_ns = half_life;
+    c->fair_usage_weight = weight;
     return 0;
 }

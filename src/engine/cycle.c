@@ -287,7 +287,7 @@ static bool may_evict_for(corral_engine_t *e, const egroup_t *g, bool across)
         return false;
     if (!across)
         return e->queues.items[g->queue].min_run_prio < g->priority;
-    return corral__share_cached(e, g->queue) <= 1.0;
+    return corral__queue_share(e, g->queue) <= 1.0; /* present allocation, not history */
 }
 
 /* One eviction action over the jobs in order. Each victim search replays
@@ -343,6 +343,7 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     corral__hn_resolve(e);
     bool recount = corral__queues_recount(e);
     prepare_changed(e);
+    corral__fs_advance(e, now_ns); /* before the shares are marked for recounting */
     corral__queues_prepare(e);
     if (recount || e->pc_dirty)
         resolve_priorities(e);
@@ -361,6 +362,7 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     if (recount || now_ns >= e->next_timer)
         corral__victim_prep(e); /* else kept up to date as pods bind */
     evict_for(e, order, norder);
+    corral__fs_hold(e);
     corral__jobs_free(e, qj);
     corral_free(order);
     corral__report(e);

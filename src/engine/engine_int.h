@@ -225,6 +225,7 @@ typedef struct equeue {
     rvec_t cap, deserved, guarantee;
     uint32_t cap_mask, des_mask, gua_mask; /* bit d: dimension d is set */
     bool reclaimable;
+    bool closed; /* status.state Closed or Closing: starts no new pod (ruling 7) */
     char *parent_name;
     int32_t prio;
     /* per cycle */
@@ -237,7 +238,16 @@ typedef struct equeue {
     int32_t min_run_prio; /* lowest priority among its running pods */
     double share_c;       /* share, valid unless share_dirty */
     bool share_dirty;
-    bool capped; /* it or an ancestor has a capability (resolve_tree) */
+    bool capped;      /* it or an ancestor has a capability (resolve_tree) */
+    bool reclaim_eff; /* it and every ancestor are reclaimable (ruling 3) */
+    /* Its effective guarantee: the larger of its own and the sum of its
+     * children's (ruling 4), and the dimensions it covers (resolve_tree). */
+    rvec_t gua_eff;
+    uint32_t gua_eff_mask;
+    /* fair share (fairshare.c): decayed allocation x ns, subtree, and the
+     * allocation at the end of the last cycle (held until the next) */
+    double fs_use[RES_MAX];
+    rvec_t fs_held;
     /* its waiting jobs by priority then age (order.c) */
     uint32_t *jobs;
     size_t njobs, capjobs;
@@ -324,6 +334,10 @@ struct corral_engine {
 
     VEC(equeue_t) queues;
     corral_hmap_t queue_by_name;
+    /* The queue tree's children (resolve_tree): kid_ids[kid_first[q] ..
+     * kid_first[q + 1]) are q's children, in id order; index queues.n
+     * stands for the root (top-level queues). */
+    uint32_t *kid_first, *kid_ids;
 
     VEC(int32_t) pc_values;
     VEC(char *) pc_names; /* owned keys of pc_by_name; NULL: free slot */
@@ -419,6 +433,12 @@ struct corral_engine {
     VEC(uint32_t) fresh;      /* groups with new pending pods */
     VEC(uint32_t) fresh_pods; /* the new pending pods */
     VEC(uint32_t) unlisted;   /* groups with new pods, to add to the job lists */
+
+    /* fair share (fairshare.c): the now of the last cycle counted, and the
+     * decayed length of the time counted (ns): usage / window = average */
+    bool fs_on;
+    int64_t fs_last;
+    double fs_window;
 
     uint64_t age_seq;
     uint64_t rng;
@@ -613,6 +633,18 @@ void corral__set_reason(corral_engine_t *e, uint32_t pid, const char *why);
 void corral__touch(corral_engine_t *e, uint32_t gid);
 void corral__reasons_trim(corral_engine_t *e);
 void corral__report(corral_engine_t *e);
+
+/* fairshare.c */
+/* Count the allocation held since the last cycle into every queue's decayed
+ * usage, up to now (cycle start); resets everything when fair share is off. */
+void corral__fs_advance(corral_engine_t *e, int64_t now);
+/* Remember every queue's allocation as the cycle leaves it (cycle end). */
+void corral__fs_hold(corral_engine_t *e);
+/* Queue q's average allocation in dimension d over the decayed past (its
+ * unit: milli-GPUs, millicores, bytes), rounded; 0 when off. */
+int64_t corral__fs_average(const corral_engine_t *e, uint32_t q, int d);
+/* The order-of-service key of q with fair share on (lower first). */
+double corral__fs_key(const corral_engine_t *e, uint32_t q);
 
 /* hypernode.c */
 void corral__hn_resolve(corral_engine_t *e);

@@ -15,24 +15,6 @@
 
 /* --- enqueue ------------------------------------------------------------------------- */
 
-/* The gang's minimum request: minResources, else its first minMember pods. */
-static void gang_minimum(corral_engine_t *e, const egroup_t *g, rvec_t *out)
-{
-    if (g->has_min_res) {
-        *out = g->min_res;
-        return;
-    }
-    memset(out, 0, sizeof(*out));
-    int count = 0, want = g->min_member > 1 ? g->min_member : 1;
-    for (size_t i = 0; i < g->npods && count < want; i++) {
-        const epod_t *p = &e->pods.items[g->pods[i]];
-        if (p->state == POD_PENDING) {
-            rv_add(out, &p->req, e->nres);
-            count++;
-        }
-    }
-}
-
 static const char *enqueue_block_text(corral_engine_t *e, const egroup_t *g)
 {
     if (!g->declared)
@@ -44,13 +26,14 @@ static const char *enqueue_block_text(corral_engine_t *e, const egroup_t *g)
                                    "queue %s is not a leaf queue; submit jobs to one of its "
                                    "children",
                                    g->queue_name);
-    if (!e->cfg.enqueue || !e->queues.items[g->queue].capped)
-        return NULL;
-    rvec_t min;
-    gang_minimum(e, g, &min);
-    const char *cap = corral__capability_block(e, g->queue, &min);
-    if (cap)
-        return corral_arena_printf(&e->cyc, "queue %s is over its capability", cap);
+    /* Ruling 7: a closed (or closing) queue, or one below a closed
+     * ancestor, starts nothing. A job held back by a capability is tried
+     * like any other (ruling 2): it may hold the backfill reservation and
+     * reclaim inside the capped ancestor. */
+    for (uint32_t q = g->queue; q != NONE; q = e->queues.items[q].parent) {
+        if (e->queues.items[q].closed)
+            return corral_arena_printf(&e->cyc, "queue %s is closed", e->queues.items[q].name);
+    }
     return NULL;
 }
 

@@ -198,11 +198,19 @@ static uint32_t place_pod(corral_engine_t *e, uint32_t pid, const plan_t *plan,
     return corral__best_node(e, pid, pc, mask);
 }
 
+/* The order a group's pending pods are tried in (ruling 8): largest first
+ * (whole GPUs, then GPU share, then cpu), then priority, then age. */
 static int cmp_pending(const void *a, const void *b, void *ctx)
 {
     const corral_engine_t *e = ctx;
     const epod_t *x = &e->pods.items[*(const uint32_t *)a];
     const epod_t *y = &e->pods.items[*(const uint32_t *)b];
+    if (x->gpus != y->gpus)
+        return x->gpus > y->gpus ? -1 : 1;
+    if (x->share != y->share)
+        return x->share > y->share ? -1 : 1;
+    if (x->req.v[RES_CPU] != y->req.v[RES_CPU])
+        return x->req.v[RES_CPU] > y->req.v[RES_CPU] ? -1 : 1;
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
     return x->age < y->age ? -1 : x->age > y->age;
@@ -226,31 +234,58 @@ uint32_t *corral__group_pending(corral_engine_t *e, uint32_t gid, size_t *n, siz
     return ids;
 }
 
-/* Bind pods[0..need) in one transaction. Returns how many were placed before
- * the first failure (need on success, binds left open). */
-static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, int need,
+/* The capability that keeps pod p of queue q from starting, or NULL. A
+ * nominated pod already counts as its queue's (it made room by evicting). */
+static const char *pod_cap_block(corral_engine_t *e, uint32_t q, const epod_t *p)
+{
+    if (q == NONE || p->nom_node != NONE)
+        return NULL;
+    return corral__capability_block(e, q, &p->req);
+}
+
+/* Bind `need` of pods[0..n) in one transaction, trying them in order and
+ * passing over those that do not fit (ruling 8: M is what this finds).
+ * Returns how many were placed (need on success, binds left open). A
+ * capability that held a pod back is left in *cap_block. The state only
+ * fills up during the attempt, so a request class that found no node once
+ * finds none for the rest of it: those pods are passed over unscanned. */
+static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t n, int need,
                     const place_ctx_t *pc, const char **cap_block)
 {
     plan_t plan = {NULL, 0};
-    const epod_t *first = &e->pods.items[pods[0]];
-    if (first->gpus > corral__max_free_whole(e) && first->nom_node == NONE)
-        return 0; /* not even its first pod fits anywhere: skip the planning */
     if (need > 1)
         gang_plan(e, pods[0], need, pc, &plan);
+    uint32_t failed[8];
+    size_t nfailed = 0;
     int placed = 0;
-    for (; placed < need; placed++) {
-        uint32_t pid = pods[placed];
+    for (size_t i = 0; i < n && placed < need; i++) {
+        if (e->dry && (int)(n - i) < need - placed)
+            break; /* cannot be enough any more; only the count would differ */
+        uint32_t pid = pods[i];
         const epod_t *p = &e->pods.items[pid];
-        if (q != NONE) {
-            *cap_block = corral__capability_block(e, q, &p->req);
-            if (*cap_block || !corral__guarantee_ok(e, q, &p->req))
-                break;
+        const char *cap = pod_cap_block(e, q, p);
+        if (cap) {
+            *cap_block = *cap_block ? *cap_block : cap;
+            continue;
         }
+        if (q != NONE && !corral__guarantee_ok(e, q, &p->req))
+            continue;
+        if (p->gpus > corral__max_free_whole(e) && p->nom_node == NONE)
+            continue; /* no node has that many GPUs free */
+        bool known = false;
+        for (size_t k = 0; k < nfailed && !known; k++)
+            known = failed[k] == p->rcls && p->nom_node == NONE;
+        if (known)
+            continue;
         uint64_t mask = 0;
         uint32_t nid = place_pod(e, pid, need > 1 ? &plan : NULL, pc, &mask);
-        if (nid == NONE)
-            break;
+        if (nid == NONE) {
+            if (p->nom_node == NONE)
+                failed[nfailed++ % 8] = p->rcls;
+            continue;
+        }
         corral__txn_bind(e, pid, nid, mask);
+        placed++;
     }
     corral_free(plan.nodes);
     return placed;
@@ -306,8 +341,8 @@ static hn_cand_t *topo_candidates(corral_engine_t *e, const egroup_t *g, size_t 
 
 /* Gang inside one HyperNode. Returns placed count of the best attempt; on
  * success the binds are left open. */
-static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_t *pods, int need,
-                            bool use_resv, const char **cap_block, bool *topo_block)
+static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_t *pods, size_t n,
+                            int need, bool use_resv, const char **cap_block, bool *topo_block)
 {
     size_t nc;
     hn_cand_t *c = topo_candidates(e, g, &nc);
@@ -315,7 +350,7 @@ static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_
     int best = 0;
     for (size_t i = 0; i < nc; i++) {
         place_ctx_t pc = {use_resv, e->hns.items[c[i].hn].bits};
-        int placed = gang_try(e, g->queue, pods, need, &pc, cap_block);
+        int placed = gang_try(e, g->queue, pods, n, need, &pc, cap_block);
         if (placed == need) {
             corral_free(c);
             return placed;
@@ -332,7 +367,7 @@ static int gang_in_topology(corral_engine_t *e, const egroup_t *g, const uint32_
         return best;
     }
     place_ctx_t pc = {use_resv, NULL}; /* soft: anywhere, if no HyperNode holds it */
-    return gang_try(e, g->queue, pods, need, &pc, cap_block);
+    return gang_try(e, g->queue, pods, n, need, &pc, cap_block);
 }
 
 /* --- jobs --------------------------------------------------------------------------------- */
@@ -359,15 +394,52 @@ static const char *gang_reason(corral_engine_t *e, const egroup_t *g, uint32_t f
     return corral__nodes_reason(e, first, &pc);
 }
 
+/* The HyperNodes a hard-topology group's further pods may use (ruling 9):
+ * those of an allowed tier that hold all its placed pods, lowest tier first.
+ * Placing a pod only narrows them: keep those holding its node. */
+static void topo_narrow(const corral_engine_t *e, hn_cand_t *c, size_t *n, uint32_t nid)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (in_bits(e->hns.items[c[i].hn].bits, nid))
+            c[k++] = c[i];
+    }
+    *n = k;
+}
+
+/* Pod pid of a hard-topology group inside one of the candidates; NONE when
+ * none has room, and then *why says why. */
+static uint32_t place_in_topology(corral_engine_t *e, const egroup_t *g, const hn_cand_t *c,
+                                  size_t nc, uint32_t pid, bool use_resv, uint64_t *mask,
+                                  const char **why)
+{
+    uint32_t nid = NONE;
+    for (size_t i = 0; i < nc && nid == NONE; i++) {
+        place_ctx_t pc = {use_resv, e->hns.items[c[i].hn].bits};
+        nid = corral__best_node(e, pid, &pc, mask);
+    }
+    if (nid == NONE && !e->dry) {
+        place_ctx_t pc = {false, nc ? e->hns.items[c[nc - 1].hn].bits : NULL};
+        *why = nc ? corral__nodes_reason(e, pid, &pc)
+                  : corral_arena_printf(
+                        &e->cyc, "no HyperNode of tier <= %d can hold the pod group", g->topo_tier);
+    }
+    return nid;
+}
+
 /* Pods beyond the gang's minimum: each on its own, as room allows. */
-static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *pods, size_t from,
-                       size_t n, bool use_resv)
+static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *pods, size_t n,
+                       bool use_resv)
 {
     place_ctx_t pc = {use_resv, NULL};
-    for (size_t i = from; i < n; i++) {
+    size_t nc = 0;
+    hn_cand_t *c = NULL;
+    for (size_t i = 0; i < n; i++) {
         uint32_t pid = pods[i];
         epod_t *p = &e->pods.items[pid];
-        const char *cap = g->queue != NONE ? corral__capability_block(e, g->queue, &p->req) : NULL;
+        if (p->state != POD_PENDING)
+            continue; /* placed with the gang */
+        const char *cap = pod_cap_block(e, g->queue, p);
         if (cap) {
             if (!e->dry)
                 corral__set_reason(
@@ -376,16 +448,27 @@ static void place_rest(corral_engine_t *e, const egroup_t *g, const uint32_t *po
         }
         uint64_t mask = 0;
         uint32_t nid = NONE;
-        if (g->queue == NONE || corral__guarantee_ok(e, g->queue, &p->req))
-            nid = corral__best_node(e, pid, &pc, &mask);
+        const char *why = NULL;
+        if (g->queue == NONE || corral__guarantee_ok(e, g->queue, &p->req)) {
+            if (g->topo_mode == 1) {
+                if (!c)
+                    c = topo_candidates(e, g, &nc);
+                nid = place_in_topology(e, g, c, nc, pid, use_resv, &mask, &why);
+            } else {
+                nid = corral__best_node(e, pid, &pc, &mask);
+            }
+        }
         if (nid == NONE) {
             place_ctx_t plain = {false, NULL};
             if (!e->dry)
-                corral__set_reason(e, pid, corral__nodes_reason(e, pid, &plain));
+                corral__set_reason(e, pid, why ? why : corral__nodes_reason(e, pid, &plain));
             continue;
         }
         corral__txn_bind(e, pid, nid, mask);
+        if (c)
+            topo_narrow(e, c, &nc, nid);
     }
+    corral_free(c);
 }
 
 int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool record,
@@ -407,12 +490,11 @@ int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool reco
     bool topo = false;
     int placed = 0;
     if (need > 0) {
-        int tries = need > (int)n ? (int)n : need;
         if (g->topo_mode)
-            placed = gang_in_topology(e, g, pods, tries, use_resv, &cap, &topo);
+            placed = gang_in_topology(e, g, pods, n, need, use_resv, &cap, &topo);
         else {
             place_ctx_t pc = {use_resv, NULL};
-            placed = gang_try(e, g->queue, pods, tries, &pc, &cap);
+            placed = gang_try(e, g->queue, pods, n, need, &pc, &cap);
         }
         if (placed < need) {
             corral__txn_rollback(e, mark);
@@ -422,7 +504,7 @@ int corral__place_job(corral_engine_t *e, uint32_t gid, bool use_resv, bool reco
             return cap ? PLACE_CAPABILITY : topo ? PLACE_TOPOLOGY : PLACE_FAIL;
         }
     }
-    place_rest(e, g, pods, (size_t)need, n, use_resv);
+    place_rest(e, g, pods, n, use_resv);
     if (record)
         corral__txn_record(e, mark);
     corral_free(pods);

@@ -3,10 +3,11 @@
  *
  * Both look for victims that, once gone, let a pending job be placed, and
  * evict nothing unless they do: every candidate eviction set is tested by
- * actually placing the job on the freed state (then undone). Victims are whole
- * units: a single pod, or a whole running gang (minMember > 1), since a gang
- * cut below its minimum is useless. Pods still inside their
- * corral.dev/min-runtime are protected.
+ * actually placing the job on the freed state (then undone). Victims are
+ * units: a single pod, or a whole running gang. A gang's pods beyond its
+ * minMember are single victims (its youngest); the rest of it goes only as
+ * one unit with all its pods, since a gang cut below its minimum is useless
+ * (ruling 1). Pods still inside their corral.dev/min-runtime are protected.
  *
  * Preemption: victims are lower-priority pods of the same queue. A one-pod
  * job is placed node by node: on each node, the lowest-priority victims there
@@ -32,20 +33,24 @@ typedef struct unit {
     uint32_t first; /* index into the unit-pod array */
     uint32_t count;
     int32_t prio;  /* highest priority among its pods */
-    int64_t start; /* latest start among its pods */
+    int64_t start; /* latest start among its pods (a gang: among its first minMember) */
     uint64_t age;
     uint32_t queue;
+    uint32_t group;
+    bool extra; /* a gang's pod beyond its minMember */
 } unit_t;
 
 typedef struct victims {
     unit_t *units;
     size_t nunits;
-    uint32_t *pods; /* pods of all units, unit by unit */
+    uint32_t *pods; /* pods of all units, unit by unit (a gang's extras twice) */
     size_t npods;
     /* saved placements, to restore */
     uint32_t *node;
     uint64_t *mask;
     int64_t *start;
+    uint32_t *by;   /* by pod id: the unit that took it off its node, or NONE */
+    uint32_t *core; /* by group id: the unit of its whole gang, or NONE */
 } victims_t;
 
 static bool protected_pod(const corral_engine_t *e, const epod_t *p)
@@ -85,11 +90,13 @@ static bool candidate(const corral_engine_t *e, const egroup_t *g, const epod_t 
     if (!across)
         return vg->queue == g->queue && p->priority < g->priority;
     const equeue_t *vq = &e->queues.items[vg->queue];
-    return vg->queue != g->queue && vq->reclaimable && queue_over(e, vg->queue);
+    return vg->queue != g->queue && vq->reclaim_eff && queue_over(e, vg->queue);
 }
 
 static int cmp_unit_preempt(const unit_t *x, const unit_t *y)
 {
+    if (x->group == y->group && x->extra != y->extra)
+        return x->extra ? -1 : 1; /* a gang's extras before the gang */
     if (x->prio != y->prio)
         return x->prio < y->prio ? -1 : 1;
     if (x->start != y->start)
@@ -105,7 +112,7 @@ static int cmp_unit(const void *a, const void *b, void *ctx)
         const equeue_t *qx = &e->queues.items[x->queue], *qy = &e->queues.items[y->queue];
         if (qx->prio != qy->prio)
             return qx->prio < qy->prio ? -1 : 1;
-        double sx = corral__queue_share(e, x->queue), sy = corral__queue_share(e, y->queue);
+        double sx = corral__share_cached(e, x->queue), sy = corral__share_cached(e, y->queue);
         if (sx != sy)
             return sx > sy ? -1 : 1;
         return strcmp(qx->name, qy->name);
@@ -113,46 +120,86 @@ static int cmp_unit(const void *a, const void *b, void *ctx)
     return cmp_unit_preempt(x, y);
 }
 
-/* Collect victim units for job gid; a gang unit only if all its running pods
- * qualify. */
+static int cmp_youngest(const void *a, const void *b, void *ctx)
+{
+    const corral_engine_t *e = ctx;
+    const epod_t *x = &e->pods.items[*(const uint32_t *)a];
+    const epod_t *y = &e->pods.items[*(const uint32_t *)b];
+    if (x->start_ns != y->start_ns)
+        return x->start_ns > y->start_ns ? -1 : 1;
+    return x->age > y->age ? -1 : x->age < y->age;
+}
+
+static void add_unit(victims_t *v, const egroup_t *vg, uint32_t gid, const uint32_t *pods, size_t n,
+                     bool extra, const corral_engine_t *e)
+{
+    unit_t u = {(uint32_t)v->npods, (uint32_t)n, INT32_MIN, INT64_MIN, vg->age,
+                vg->queue,          gid,         extra};
+    for (size_t i = 0; i < n; i++) {
+        const epod_t *p = &e->pods.items[pods[i]];
+        v->pods[v->npods++] = pods[i];
+        u.prio = p->priority > u.prio ? p->priority : u.prio;
+        u.start = p->start_ns > u.start ? p->start_ns : u.start;
+        if (extra || n == 1)
+            u.age = p->age;
+    }
+    v->units[v->nunits++] = u;
+}
+
+/* The victim units of running group vg (ruling 1): each pod of a group of
+ * minMember 1; for a gang, its youngest pods beyond minMember one by one,
+ * then the whole gang as one unit (only if all its running pods qualify). */
+static void group_units(corral_engine_t *e, const egroup_t *g, uint32_t vgid, bool across,
+                        victims_t *v, uint32_t *scratch)
+{
+    const egroup_t *vg = &e->groups.items[vgid];
+    size_t nb = 0, nc = 0;
+    bool all = true;
+    for (size_t j = 0; j < vg->npods; j++) {
+        const epod_t *p = &e->pods.items[vg->pods[j]];
+        if (p->state != POD_BOUND)
+            continue;
+        nb++;
+        if (candidate(e, g, p, across))
+            scratch[nc++] = vg->pods[j];
+        else
+            all = false;
+    }
+    if (vg->min_member <= 1) {
+        for (size_t j = 0; j < nc; j++)
+            add_unit(v, vg, vgid, &scratch[j], 1, false, e);
+        return;
+    }
+    qsort_r(scratch, nc, sizeof(*scratch), cmp_youngest, e);
+    size_t extras = nb > (size_t)vg->min_member ? nb - (size_t)vg->min_member : 0;
+    extras = extras < nc ? extras : nc;
+    for (size_t j = 0; j < extras; j++)
+        add_unit(v, vg, vgid, &scratch[j], 1, true, e);
+    if (all && nc > 0) {
+        add_unit(v, vg, vgid, scratch, nc, false, e);
+        unit_t *u = &v->units[v->nunits - 1];
+        u->start = INT64_MIN; /* the gang's start: its latest among the first minMember */
+        for (size_t j = extras; j < nc; j++) {
+            int64_t st = e->pods.items[scratch[j]].start_ns;
+            u->start = st > u->start ? st : u->start;
+        }
+    }
+}
+
+/* Collect victim units for job gid. */
 static void collect(corral_engine_t *e, uint32_t gid, bool across, victims_t *v)
 {
     const egroup_t *g = &e->groups.items[gid];
     memset(v, 0, sizeof(*v));
-    v->units = corral_malloc((e->pods.n + 1) * sizeof(*v->units));
-    v->pods = corral_malloc((e->pods.n + 1) * sizeof(*v->pods));
+    v->units = corral_malloc((2 * e->pods.n + 1) * sizeof(*v->units));
+    v->pods = corral_malloc((2 * e->pods.n + 1) * sizeof(*v->pods));
+    uint32_t *scratch = corral_malloc((e->pods.n + 1) * sizeof(*scratch));
     for (size_t k = 0; k < e->running.n; k++) {
         uint32_t i = e->running.items[k];
-        const egroup_t *vg = &e->groups.items[i];
-        if (!vg->alive || i == gid)
-            continue;
-        bool whole = vg->min_member > 1;
-        unit_t u = {(uint32_t)v->npods, 0, INT32_MIN, INT64_MIN, vg->age, vg->queue};
-        bool ok = true;
-        for (size_t j = 0; j < vg->npods; j++) {
-            const epod_t *p = &e->pods.items[vg->pods[j]];
-            if (p->state != POD_BOUND)
-                continue;
-            if (!candidate(e, g, p, across)) {
-                ok = false;
-                continue;
-            }
-            if (!whole) {
-                unit_t s = {(uint32_t)v->npods, 1, p->priority, p->start_ns, p->age, vg->queue};
-                v->pods[v->npods++] = vg->pods[j];
-                v->units[v->nunits++] = s;
-                continue;
-            }
-            v->pods[v->npods++] = vg->pods[j];
-            u.count++;
-            u.prio = p->priority > u.prio ? p->priority : u.prio;
-            u.start = p->start_ns > u.start ? p->start_ns : u.start;
-        }
-        if (whole && u.count && ok)
-            v->units[v->nunits++] = u;
-        else if (whole)
-            v->npods = u.first;
+        if (e->groups.items[i].alive && i != gid)
+            group_units(e, g, i, across, v, scratch);
     }
+    corral_free(scratch);
     qsort_r(v->units, v->nunits, sizeof(*v->units), cmp_unit, e);
     v->node = corral_malloc((v->npods + 1) * sizeof(*v->node));
     v->mask = corral_malloc((v->npods + 1) * sizeof(*v->mask));
@@ -163,6 +210,14 @@ static void collect(corral_engine_t *e, uint32_t gid, bool across, victims_t *v)
         v->mask[i] = p->gpu_mask;
         v->start[i] = p->start_ns;
     }
+    v->by = corral_malloc((e->pods.n + 1) * sizeof(*v->by));
+    memset(v->by, 0xff, (e->pods.n + 1) * sizeof(*v->by));
+    v->core = corral_malloc((e->groups.n + 1) * sizeof(*v->core));
+    memset(v->core, 0xff, (e->groups.n + 1) * sizeof(*v->core));
+    for (size_t u = 0; u < v->nunits; u++) {
+        if (!v->units[u].extra && e->groups.items[v->units[u].group].min_member > 1)
+            v->core[v->units[u].group] = (uint32_t)u;
+    }
 }
 
 static void victims_free(victims_t *v)
@@ -172,18 +227,58 @@ static void victims_free(victims_t *v)
     corral_free(v->node);
     corral_free(v->mask);
     corral_free(v->start);
+    corral_free(v->by);
+    corral_free(v->core);
 }
 
-static void unit_remove(corral_engine_t *e, const victims_t *v, const unit_t *u)
+/* Take unit ui's pods off their nodes (those no other unit took already). */
+static void unit_remove(corral_engine_t *e, const victims_t *v, uint32_t ui)
 {
-    for (uint32_t i = u->first; i < u->first + u->count; i++)
-        corral__unbind(e, v->pods[i]);
+    const unit_t *u = &v->units[ui];
+    for (uint32_t i = u->first; i < u->first + u->count; i++) {
+        if (v->by[v->pods[i]] == NONE) {
+            corral__unbind(e, v->pods[i]);
+            v->by[v->pods[i]] = ui;
+        }
+    }
 }
 
-static void unit_restore(corral_engine_t *e, const victims_t *v, const unit_t *u)
+/* Put back the pods unit ui took off. */
+static void unit_restore(corral_engine_t *e, const victims_t *v, uint32_t ui)
 {
-    for (uint32_t i = u->first; i < u->first + u->count; i++)
-        corral__restore(e, v->pods[i], v->node[i], v->mask[i], v->start[i], POD_BOUND);
+    const unit_t *u = &v->units[ui];
+    for (uint32_t i = u->first; i < u->first + u->count; i++) {
+        if (v->by[v->pods[i]] == ui) {
+            corral__restore(e, v->pods[i], v->node[i], v->mask[i], v->start[i], POD_BOUND);
+            v->by[v->pods[i]] = NONE;
+        }
+    }
+}
+
+/* Would removing unit ui change anything (its pods are not all off already)? */
+static bool unit_live(const victims_t *v, uint32_t ui)
+{
+    const unit_t *u = &v->units[ui];
+    for (uint32_t i = u->first; i < u->first + u->count; i++) {
+        if (v->by[v->pods[i]] == NONE)
+            return true;
+    }
+    return false;
+}
+
+/* An extra whose whole gang is off must stay off with it. */
+static bool pinned(const victims_t *v, uint32_t ui)
+{
+    const unit_t *u = &v->units[ui];
+    uint32_t c = u->extra ? v->core[u->group] : NONE;
+    if (c == NONE)
+        return false;
+    const unit_t *cu = &v->units[c];
+    for (uint32_t i = cu->first; i < cu->first + cu->count; i++) {
+        if (v->by[v->pods[i]] == c)
+            return true;
+    }
+    return false;
 }
 
 static bool unit_on_node(const victims_t *v, const unit_t *u, uint32_t nid)
@@ -200,8 +295,10 @@ static bool reclaim_allows(const corral_engine_t *e, const victims_t *v, const u
 {
     rvec_t sum;
     memset(&sum, 0, sizeof(sum));
-    for (uint32_t i = u->first; i < u->first + u->count; i++)
-        rv_add(&sum, &e->pods.items[v->pods[i]].req, e->nres);
+    for (uint32_t i = u->first; i < u->first + u->count; i++) {
+        if (v->by[v->pods[i]] == NONE) /* the queue's allocation counts the rest off */
+            rv_add(&sum, &e->pods.items[v->pods[i]].req, e->nres);
+    }
     return share_with(e, u->queue, &sum, -1) >= 1.0;
 }
 
@@ -243,17 +340,18 @@ static bool choose_on_node(corral_engine_t *e, uint32_t pid, const victims_t *v,
         bool fits = false;
         int32_t maxp = INT32_MIN;
         uint64_t m;
-        for (size_t u = 0; u < v->nunits && !fits; u++) {
+        for (uint32_t u = 0; u < v->nunits && !fits; u++) {
             const unit_t *un = &v->units[u];
-            if (!unit_on_node(v, un, nid) || (across && !reclaim_allows(e, v, un)))
+            if (!unit_on_node(v, un, nid) || !unit_live(v, u) ||
+                (across && !reclaim_allows(e, v, un)))
                 continue;
-            unit_remove(e, v, un);
-            picked[k++] = (uint32_t)u;
+            unit_remove(e, v, u);
+            picked[k++] = u;
             maxp = un->prio > maxp ? un->prio : maxp;
             fits = corral__res_fit(e, p, n, &m) == 0;
         }
         for (size_t i = k; i-- > 0;)
-            unit_restore(e, v, &v->units[picked[i]]);
+            unit_restore(e, v, picked[i]);
         if (!fits || k == 0)
             continue;
         if (!found || maxp < best->max_prio || (maxp == best->max_prio && k < best->n)) {
@@ -279,26 +377,30 @@ static bool choose_global(corral_engine_t *e, uint32_t gid, const victims_t *v, 
     uint32_t *picked = corral_malloc((v->nunits + 1) * sizeof(*picked));
     size_t k = 0;
     bool fits = false;
-    for (size_t u = 0; u < v->nunits && !fits; u++) {
-        if (across && !reclaim_allows(e, v, &v->units[u]))
+    for (uint32_t u = 0; u < v->nunits && !fits; u++) {
+        if (!unit_live(v, u) || (across && !reclaim_allows(e, v, &v->units[u])))
             continue;
-        unit_remove(e, v, &v->units[u]);
-        picked[k++] = (uint32_t)u;
+        unit_remove(e, v, u);
+        picked[k++] = u;
         fits = job_fits(e, gid);
     }
     if (!fits) {
         for (size_t i = k; i-- > 0;)
-            unit_restore(e, v, &v->units[picked[i]]);
+            unit_restore(e, v, picked[i]);
         corral_free(picked);
         return false;
     }
     size_t keep = 0;
     bool *needed = corral_calloc(k + 1, sizeof(bool));
     for (size_t i = k; i-- > 0;) {
-        unit_restore(e, v, &v->units[picked[i]]);
+        if (pinned(v, picked[i])) {
+            needed[i] = true; /* its gang goes whole: it goes too */
+            continue;
+        }
+        unit_restore(e, v, picked[i]);
         if (job_fits(e, gid))
             continue; /* not needed: stays restored */
-        unit_remove(e, v, &v->units[picked[i]]);
+        unit_remove(e, v, picked[i]);
         needed[i] = true;
     }
     for (size_t i = 0; i < k; i++) {
@@ -306,7 +408,7 @@ static bool choose_global(corral_engine_t *e, uint32_t gid, const victims_t *v, 
             picked[keep++] = picked[i];
     }
     for (size_t i = keep; i-- > 0;)
-        unit_restore(e, v, &v->units[picked[i]]);
+        unit_restore(e, v, picked[i]);
     corral_free(needed);
     best->units = picked;
     best->n = keep;
@@ -320,7 +422,7 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
 {
     const egroup_t *g = &e->groups.items[gid];
     for (size_t i = 0; i < c->n; i++)
-        unit_remove(e, v, &v->units[c->units[i]]);
+        unit_remove(e, v, c->units[i]);
     size_t mark = corral__txn_mark(e);
     if (c->node != NONE) {
         /* One pod: it goes where its victims were. */
@@ -346,11 +448,14 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
         nom_mask[nn] = p->gpu_mask;
     }
     corral__txn_rollback(e, mark);
+    for (size_t i = c->n; i-- > 0;)
+        unit_restore(e, v, c->units[i]);
     for (size_t i = 0; i < c->n; i++) {
         const unit_t *u = &v->units[c->units[i]];
-        unit_restore(e, v, u);
         for (uint32_t j = u->first; j < u->first + u->count; j++) {
             epod_t *p = &e->pods.items[v->pods[j]];
+            if (p->state != POD_BOUND)
+                continue; /* listed twice (a gang's extra) and gone already */
             /* Leaving: no longer its queue's for fairness decisions (it
              * still holds its node until it is gone). */
             corral__terminate(e, v->pods[j]);
@@ -374,20 +479,20 @@ static void commit(corral_engine_t *e, uint32_t gid, const victims_t *v, const c
     corral_free(nom_mask);
 }
 
-/* Reclaim only for a job that keeps its queue within its deserved share. */
+/* Reclaim only for a job that keeps its queue within its deserved share.
+ * The job's request (ruling 5): its pods up to minMember when none of them
+ * runs, else its next pending pod (in the order they are tried). */
 static bool within_deserved(corral_engine_t *e, uint32_t gid)
 {
     const egroup_t *g = &e->groups.items[gid];
+    size_t n, running;
+    uint32_t *pods = corral__group_pending(e, gid, &n, &running);
+    size_t want = running > 0 ? 1 : (g->min_member > 1 ? (size_t)g->min_member : 1);
     rvec_t need;
     memset(&need, 0, sizeof(need));
-    int count = 0;
-    for (size_t i = 0; i < g->npods; i++) {
-        const epod_t *p = &e->pods.items[g->pods[i]];
-        if (p->state == POD_PENDING && count < (g->min_member > 1 ? g->min_member : 1)) {
-            rv_add(&need, &p->req, e->nres);
-            count++;
-        }
-    }
+    for (size_t i = 0; i < n && i < want; i++)
+        rv_add(&need, &e->pods.items[pods[i]].req, e->nres);
+    corral_free(pods);
     return share_with(e, g->queue, &need, 1) <= 1.0;
 }
 
@@ -403,7 +508,7 @@ static bool hopeless(corral_engine_t *e, const egroup_t *g, bool across)
         e->over_count = 0;
         for (size_t q = 0; q < e->queues.n; q++) {
             const equeue_t *x = &e->queues.items[q];
-            if (x->alive && x->leaf && x->reclaimable && queue_over(e, (uint32_t)q)) {
+            if (x->alive && x->leaf && x->reclaim_eff && queue_over(e, (uint32_t)q)) {
                 e->over_count++;
                 e->over_one = (uint32_t)q;
             }

@@ -68,6 +68,70 @@ void corral__contrib(corral_engine_t *e, const epod_t *p, int sign)
     }
 }
 
+/* Children lists (CSR, in id order; the root is index queues.n). */
+static void build_kids(corral_engine_t *e)
+{
+    size_t n = e->queues.n;
+    corral_free(e->kid_first);
+    corral_free(e->kid_ids);
+    e->kid_first = corral_calloc(n + 3, sizeof(uint32_t));
+    e->kid_ids = corral_malloc((n + 1) * sizeof(uint32_t));
+    for (size_t i = 0; i < n; i++) {
+        const equeue_t *q = &e->queues.items[i];
+        if (q->alive)
+            e->kid_first[(q->parent == NONE ? n : q->parent) + 2]++;
+    }
+    for (size_t i = 2; i < n + 3; i++)
+        e->kid_first[i] += e->kid_first[i - 1];
+    for (size_t i = 0; i < n; i++) {
+        const equeue_t *q = &e->queues.items[i];
+        if (q->alive)
+            e->kid_ids[e->kid_first[(q->parent == NONE ? n : q->parent) + 1]++] = (uint32_t)i;
+    }
+}
+
+/* Effective guarantees, bottom up: a parent's is the larger of its own and
+ * the sum of its children's (ruling 4). */
+static void effective_guarantees(corral_engine_t *e)
+{
+    uint32_t maxd = 0;
+    for (size_t i = 0; i < e->queues.n; i++) {
+        equeue_t *q = &e->queues.items[i];
+        memset(&q->des_eff, 0, sizeof(rvec_t));
+        q->gua_eff = q->guarantee;
+        q->gua_eff_mask = q->gua_mask;
+        for (int d = 0; d < RES_MAX; d++) {
+            if (!(q->gua_mask >> d & 1))
+                q->gua_eff.v[d] = 0;
+        }
+        maxd = q->alive && q->depth > maxd ? q->depth : maxd;
+    }
+    for (uint32_t depth = maxd; depth > 0; depth--) {
+        for (size_t i = 0; i < e->queues.n; i++) {
+            const equeue_t *q = &e->queues.items[i];
+            if (!q->alive || q->depth != depth || q->parent == NONE)
+                continue;
+            /* q's own sum is final: its children are deeper. Add it to the
+             * parent's running sum (kept in des_eff, unused until prepare). */
+            equeue_t *p = &e->queues.items[q->parent];
+            for (int d = 0; d < RES_MAX; d++)
+                p->des_eff.v[d] += q->gua_eff.v[d];
+            p->gua_eff_mask |= q->gua_eff_mask;
+        }
+        for (size_t i = 0; i < e->queues.n; i++) {
+            equeue_t *q = &e->queues.items[i];
+            if (!q->alive || q->depth != depth - 1)
+                continue;
+            for (int d = 0; d < RES_MAX; d++) {
+                if (q->des_eff.v[d] > q->gua_eff.v[d])
+                    q->gua_eff.v[d] = q->des_eff.v[d];
+            }
+        }
+    }
+    for (size_t i = 0; i < e->queues.n; i++)
+        memset(&e->queues.items[i].des_eff, 0, sizeof(rvec_t));
+}
+
 static void resolve_tree(corral_engine_t *e)
 {
     e->any_guarantee = false;
@@ -97,10 +161,16 @@ static void resolve_tree(corral_engine_t *e)
         if (q->alive && q->parent != NONE)
             e->queues.items[q->parent].leaf = false;
         q->capped = false;
+        q->reclaim_eff = true;
         e->any_guarantee |= q->alive && q->gua_mask != 0;
-        for (uint32_t c = (uint32_t)i; c != NONE && !q->capped; c = e->queues.items[c].parent)
-            q->capped = e->queues.items[c].cap_mask != 0;
+        for (uint32_t c = (uint32_t)i; c != NONE; c = e->queues.items[c].parent) {
+            const equeue_t *a = &e->queues.items[c];
+            q->capped |= a->cap_mask != 0;
+            q->reclaim_eff &= a->reclaimable;
+        }
     }
+    build_kids(e);
+    effective_guarantees(e);
 }
 
 /* Count every queue's allocation and demand from scratch (corral__contrib
@@ -136,7 +206,7 @@ static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail
     int64_t room[256];
     for (size_t i = 0; i < nk; i++) {
         equeue_t *q = &e->queues.items[kids[i]];
-        int64_t g = (q->gua_mask >> d & 1) ? q->guarantee.v[d] : 0;
+        int64_t g = (q->gua_eff_mask >> d & 1) ? q->gua_eff.v[d] : 0;
         q->des_eff.v[d] = (q->des_mask >> d & 1) ? q->deserved.v[d] : g;
         r -= q->des_eff.v[d];
         int64_t cap = (q->cap_mask >> d & 1) ? q->cap.v[d] : INF64;
@@ -256,27 +326,38 @@ const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_
     return NULL;
 }
 
-/* Unmet guarantee of queue s (what it is promised but does not hold). */
-static int64_t unmet(const equeue_t *s, int d)
+/* What subtree s keeps from every queue outside it, in dimension d: its own
+ * guarantee beyond what the subtree holds, or what its children keep, the
+ * larger (ruling 4: a child's guarantee holds against its siblings too). */
+static int64_t reserved_by(const corral_engine_t *e, uint32_t s, int d, int depth)
 {
-    if (!(s->gua_mask >> d & 1))
+    const equeue_t *x = &e->queues.items[s];
+    if (!(x->gua_eff_mask >> d & 1))
         return 0;
-    return s->guarantee.v[d] > s->alloc.v[d] ? s->guarantee.v[d] - s->alloc.v[d] : 0;
+    int64_t own = (x->gua_mask >> d & 1) ? x->guarantee.v[d] - x->alloc.v[d] : 0;
+    int64_t kids = 0;
+    for (uint32_t k = e->kid_first[s]; depth < 65 && k < e->kid_first[s + 1]; k++)
+        kids += reserved_by(e, e->kid_ids[k], d, depth + 1);
+    int64_t r = own > kids ? own : kids;
+    return r > 0 ? r : 0;
 }
 
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req)
 {
+    if (!e->any_guarantee)
+        return true;
+    uint32_t root = (uint32_t)e->queues.n;
     for (int d = 0; d < e->nres; d++) {
         if (req->v[d] <= 0 || d == RES_PODS)
             continue;
         int64_t reserved = 0;
-        /* Along q's path, every sibling subtree keeps its unmet guarantee. */
+        /* Along q's path, every sibling subtree keeps what it reserves. */
         for (uint32_t c = q; c != NONE; c = e->queues.items[c].parent) {
             uint32_t parent = e->queues.items[c].parent;
-            for (size_t i = 0; i < e->queues.n; i++) {
-                const equeue_t *s = &e->queues.items[i];
-                if (i != c && s->alive && s->parent == parent)
-                    reserved += unmet(s, d);
+            uint32_t p = parent == NONE ? root : parent;
+            for (uint32_t k = e->kid_first[p]; k < e->kid_first[p + 1]; k++) {
+                if (e->kid_ids[k] != c)
+                    reserved += reserved_by(e, e->kid_ids[k], d, 0);
             }
         }
         if (reserved && e->total_alloc.v[d] - e->total_used.v[d] - req->v[d] < reserved)
@@ -305,12 +386,13 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
 
 /* Shares for ordering, recomputed only for queues whose allocation changed
  * (corral__charge and corral__nominate mark them): the order of service
- * compares queues once per job tried. */
+ * compares queues once per job tried. With fair share on, the key that
+ * counts past usage (fairshare.c). */
 double corral__share_cached(const corral_engine_t *e, uint32_t q)
 {
     equeue_t *x = &((corral_engine_t *)e)->queues.items[q];
     if (x->share_dirty) {
-        x->share_c = corral__queue_share(e, q);
+        x->share_c = e->fs_on ? corral__fs_key(e, q) : corral__queue_share(e, q);
         x->share_dirty = false;
     }
     return x->share_c;

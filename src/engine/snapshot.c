@@ -154,6 +154,8 @@ void corral_engine_free(corral_engine_t *e)
     corral_hmap_fini(&e->pod_by_key);
     corral_hmap_fini(&e->group_by_key);
     corral_hmap_fini(&e->queue_by_name);
+    corral_free(e->kid_first);
+    corral_free(e->kid_ids);
     corral_hmap_fini(&e->pc_by_name);
     corral_hmap_fini(&e->hn_by_name);
     corral_hmap_fini(&e->prof_by_key);
@@ -1171,6 +1173,8 @@ static int upsert_queue(corral_engine_t *e, const corral_obj_t *o)
     to_rvec(e, &src->deserved, &q->deserved, &q->des_mask);
     to_rvec(e, &src->guarantee, &q->guarantee, &q->gua_mask);
     q->reclaimable = src->reclaimable;
+    q->closed =
+        src->state && (strcmp(src->state, "Closed") == 0 || strcmp(src->state, "Closing") == 0);
     set_str(&q->parent_name, src->parent);
     q->prio = src->priority;
     return 0;

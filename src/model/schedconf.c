@@ -122,6 +122,69 @@ static void dec_scoring(corral__dec_t *d, const corral_val_t *v, void *out)
     CORRAL__DEC_MAP(d, v, scoring_fields, out);
 }
 
+/* fairShare.halfLife: "0s" (off) or 1m to 8760h. */
+static void dec_half_life(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_schedconf_t *c = out;
+    if (!v || v->kind == CORRAL_VAL_NULL)
+        return;
+    size_t before = d->errors;
+    int64_t ns = 0;
+    corral__dec_duration(d, v, &ns);
+    if (d->errors != before)
+        return;
+    if (ns < 0)
+        corral__dec_err(d, v, "halfLife must not be negative, got %s", v->s);
+    else if (ns != 0 && (ns < CORRAL_FAIR_HALF_LIFE_MIN_NS || ns > CORRAL_FAIR_HALF_LIFE_MAX_NS))
+        corral__dec_err(
+            d, v, "halfLife must be between 1m and 8760h (a year), or 0s for off; got %s", v->s);
+    else
+        c->fair_half_life_ns = ns;
+}
+
+/* fairShare.usageWeight: a number from 0 to 1. */
+static void dec_usage_weight(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_schedconf_t *c = out;
+    if (!v || v->kind == CORRAL_VAL_NULL)
+        return;
+    if (v->kind != CORRAL_VAL_INT && v->kind != CORRAL_VAL_FLOAT) {
+        corral__dec_err(d, v, "usageWeight must be a number from 0 to 1, got %s",
+                        v->s ? v->s : "a list or map");
+        return;
+    }
+    double w = v->kind == CORRAL_VAL_INT ? (double)v->u.i : v->u.f;
+    if (!(w >= 0 && w <= 1)) {
+        corral__dec_err(d, v,
+                        "usageWeight must be from 0 (present allocation only) to 1 (past "
+                        "usage only), got %s",
+                        v->s);
+        return;
+    }
+    c->fair_usage_weight = w;
+    c->fair_usage_weight_set = true;
+}
+
+static const corral__field_t fair_fields[] = {
+    CORRAL__WHOLE("halfLife", dec_half_life),
+    CORRAL__WHOLE("usageWeight", dec_usage_weight),
+};
+
+static void dec_fair_share(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_schedconf_t *c = out;
+    if (!v || v->kind == CORRAL_VAL_NULL)
+        return;
+    size_t before = d->errors;
+    if (!CORRAL__DEC_MAP(d, v, fair_fields, out) || d->errors != before)
+        return;
+    if (!corral_val_get(v, "halfLife")) {
+        corral__dec_err(d, v, "fairShare needs halfLife (e.g. 168h; 0s turns it off)");
+        return;
+    }
+    c->fair_share_set = true;
+}
+
 static const corral__field_t spec_fields[] = {
     CORRAL__WHOLE("actions", dec_actions),
     CORRAL__F("policy", dec_policy, corral_schedconf_t, policy),
@@ -129,6 +192,7 @@ static const corral__field_t spec_fields[] = {
     CORRAL__F("seed", dec_seed, corral_schedconf_t, seed),
     CORRAL__F("maxEvictionsPerCycle", dec_opt_count, corral_schedconf_t, max_evictions),
     CORRAL__WHOLE("scoring", dec_scoring),
+    CORRAL__WHOLE("fairShare", dec_fair_share),
 };
 
 static void dec_spec(corral__dec_t *d, const corral_val_t *v, void *out)

@@ -550,6 +550,12 @@ static const corral_schema_field_t scoring_f[] = {
 };
 MSGDEF(scoring, DEV "SchedulerScoring", "Which scores the scheduler uses.");
 
+static const corral_schema_field_t fair_share_f[] = {
+    STR("halfLife", "Half-life of past usage (168h); 0s turns fair share off."),
+    ANY("usageWeight", "Weight of past usage against present allocation, 0 to 1 (0.5)."),
+};
+MSGDEF(fair_share, DEV "SchedulerFairShare", "Time-decayed fair share of the queues.");
+
 static const corral_schema_field_t schedconf_spec_f[] = {
     ANY("actions", "The scheduling actions in order: a list or a comma-separated string of "
                    "enqueue, allocate, backfill, preempt, reclaim."),
@@ -558,6 +564,7 @@ static const corral_schema_field_t schedconf_spec_f[] = {
     I64("seed", "The random seed."),
     I32("maxEvictionsPerCycle", "The most evictions per cycle (0: no limit)."),
     MSG("scoring", scoring, "Which scores the scheduler uses."),
+    MSG("fairShare", fair_share, "Time-decayed fair share of the queues."),
 };
 MSGDEF(schedconf_spec, DEV "SchedulerConfigurationSpec", "The scheduler's settings.");
 
@@ -577,7 +584,7 @@ static const corral_schema_msg_t *const msgs[] = {
     &member,        &selector,        &exact,          &regex,          &isvc,
     &isvc_spec,     &isvc_status,     &predictor,      &transformer,    &model,
     &model_format,  &scale_metric,    &scenario,       &scenario_spec,  &step,
-    &expect,        &schedconf,       &schedconf_spec, &scoring,
+    &expect,        &schedconf,       &schedconf_spec, &scoring,        &fair_share,
 };
 
 static const corral__schema_top_t tops[] = {

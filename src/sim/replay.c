@@ -220,6 +220,7 @@ static void on_bind(replay_t *r, uint32_t ji, int k)
     rjob_t *j = &r->jobs[ji];
     r->used_milli += (int64_t)pod_gpus(j, k) * j->src->gpu_milli;
     j->held_milli += (int64_t)pod_gpus(j, k) * j->src->gpu_milli;
+    corral__rshare_change(r, ji, (int64_t)pod_gpus(j, k) * j->src->gpu_milli);
     if (++j->bound < j->npods)
         return;
     r->waiting--;
@@ -253,6 +254,7 @@ static void on_evict(replay_t *r, uint32_t ji)
     }
     r->preempted_pods += j->bound;
     r->used_milli -= j->held_milli;
+    corral__rshare_change(r, ji, -j->held_milli);
     j->held_milli = 0;
     if (j->bound < j->npods)
         r->waiting--; /* it was still waiting; submit counts it again */
@@ -315,6 +317,7 @@ static bool complete(replay_t *r, rev_t ev)
     j->end = r->now;
     j->gpu_ms += (double)(r->now - j->start) * job_gpus(j);
     r->used_milli -= j->held_milli;
+    corral__rshare_change(r, ji, -j->held_milli);
     j->held_milli = 0;
     withdraw(r, ji);
     j->bound = 0;
@@ -407,8 +410,10 @@ int corral__replay_run(const sim_cluster_t *c, const sim_workload_t *w, const si
     }
     add_queues(&r);
     build_jobs(&r);
+    corral__rshare_init(&r);
     simulate(&r, progress, pctx);
     corral__replay_measure(&r, out);
+    corral__rshare_free(&r);
     corral_engine_free(r.e);
     corral_arena_fini(&r.tmp);
     corral_free(r.jobs);

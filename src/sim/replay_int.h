@@ -37,6 +37,9 @@ typedef struct rev {
     bool wake;
 } rev_t;
 
+/* Each queue's GPU-time per window (replay_share.c). */
+typedef struct rshare rshare_t;
+
 /* Allocation timeline sample: from t on, `used` milli-GPUs were allocated. */
 typedef struct rsample {
     int64_t t;
@@ -62,6 +65,7 @@ typedef struct replay {
     int64_t waiting;    /* jobs submitted and not (re)started */
     int64_t cycles;
     int64_t last_arrival;
+    rshare_t *share; /* per-queue share over time */
 } replay_t;
 
 /* Results of one policy's replay, for printing. */
@@ -89,6 +93,12 @@ typedef struct rresult {
     size_t nsamples;
     rqueue_t *queues; /* by name */
     size_t nqueues;
+    /* GPU share by queue over time: share_pct[window * share_nq + queue], % of
+     * GPU capacity over the window (replay_share.c) */
+    double share_window_s;
+    size_t share_nwin, share_nq;
+    const char **share_names; /* by name */
+    double *share_pct;
 } rresult_t;
 
 /* Progress of a long run: done of total arrivals. */
@@ -111,6 +121,16 @@ int64_t corral__user_estimate(int64_t true_ms, uint64_t seed, uint32_t job);
 int64_t corral__job_estimate(const sim_workload_t *w, uint32_t job);
 int corral__parse_estimates(const char *s, sim_est_t *out);
 const char *corral__estimates_name(sim_est_t e);
+/* Per-queue share over time (replay_share.c): set up after the jobs are
+ * built, told of every change to what a job holds (at r->now), turned into
+ * the result's share_* fields, printed. */
+void corral__rshare_init(replay_t *r);
+void corral__rshare_change(replay_t *r, uint32_t job, int64_t delta_milli);
+void corral__rshare_result(const replay_t *r, rresult_t *out);
+void corral__rshare_free(replay_t *r);
+void corral__rshare_print(FILE *out, const rresult_t *res, size_t n);
+void corral__rshare_json(corral_buf_t *b, const rresult_t *r, const char *ind);
+void corral__rshare_md(corral_buf_t *b, const rresult_t *res, size_t n);
 /* Nearest-rank percentile p (0..100) of sorted v[0..n); 0 when n is 0. */
 double corral__percentile(const double *v, size_t n, double p);
 

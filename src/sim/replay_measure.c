@@ -191,6 +191,7 @@ void corral__replay_measure(const replay_t *r, rresult_t *out)
     out->lost_gpu_hours = r->lost_gpu_ms / 3.6e6;
     out->samples = r->samples;
     out->nsamples = r->nsamples;
+    corral__rshare_result(r, out);
 }
 
 void corral__replay_result_free(rresult_t *r)
@@ -198,5 +199,7 @@ void corral__replay_result_free(rresult_t *r)
     corral_free(r->delays);
     corral_free(r->samples);
     corral_free(r->queues);
+    corral_free(r->share_names);
+    corral_free(r->share_pct);
     memset(r, 0, sizeof(*r));
 }

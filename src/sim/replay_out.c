@@ -144,6 +144,7 @@ static void print_text(FILE *out, const rpool_t *p, const corral_sim_trace_opts_
         fprintf(out, "(%lld jobs ask for more GPUs than the cluster has and never run)\n",
                 (long long)r0->infeasible);
     print_queues(out, p);
+    corral__rshare_print(out, p->res, p->npol);
 }
 
 /* --- JSON ----------------------------------------------------------------------------------- */
@@ -180,6 +181,7 @@ static void json_result(corral_buf_t *b, const rresult_t *r, const char *ind)
                           (long long)q->jobs, q->share, q->delay_p50, q->delay_p99);
     }
     corral_buf_printf(b, "\n%s]", ind);
+    corral__rshare_json(b, r, ind);
 }
 
 static void print_json(FILE *out, const rpool_t *p, const corral_sim_trace_opts_t *o)

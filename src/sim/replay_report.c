@@ -155,6 +155,7 @@ int corral__replay_report(const rresult_t *res, size_t n, const sim_cluster_t *c
                       (double)o->min_runtime_ms / 1000.0);
     md_summary(&b, res, n);
     md_queues(&b, res, n);
+    corral__rshare_md(&b, res, n);
     corral_buf_puts(&b, "\n![allocation over time](allocation.svg)\n\n"
                         "![queueing delay CDF](delay-cdf.svg)\n");
     int rc = corral__write_file(o->report_dir, "report.md", &b, d);
