@@ -46,7 +46,8 @@ done
 
 timed philly-replay "$CORRAL" sim --nodes 50 --gpus-per-node 8 \
     --trace "$TRACES/philly/philly_jobs_pollux.csv" --policy fifo --policy spread \
-    --policy binpack --policy corral --output json --report "$OUT/philly" >"$OUT/philly.json"
+    --policy binpack --policy corral --estimates oracle --output json --report "$OUT/philly" \
+    >"$OUT/philly.json"
 
 # The fair comparison (docs/efficiency.md "The Philly replay"). fifo ignores
 # estimates (no backfill), so it runs once; fifo-easy walks its whole deep
@@ -64,6 +65,7 @@ philly none --policy fifo-easy --policy corral --estimates none
 philly user-ckpt1h --policy corral --estimates user --checkpoint-interval 1h
 philly user-ckpt30m-minrt30m --policy corral --estimates user --checkpoint-interval 30m \
     --min-runtime 30m
+philly user-minrt1h --policy corral --estimates user --min-runtime 1h
 
 python3 bench/sim_tables.py "$OUT" "$TRACES/fgd-expected-results" >"$OUT/tables.md"
 {

@@ -114,7 +114,7 @@ def philly_table(results):
     print()
 
 
-FAIR_RUNS = ["user", "oracle", "none", "user-ckpt1h", "user-ckpt30m-minrt30m"]
+FAIR_RUNS = ["user", "oracle", "none", "user-ckpt1h", "user-ckpt30m-minrt30m", "user-minrt1h"]
 
 
 def philly_fair_table(results):
