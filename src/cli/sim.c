@@ -33,6 +33,7 @@ static void sim_usage(FILE *fp)
             "                     fifo, fifo-easy (FIFO with EASY backfill), fgd; or all\n"
             "                     (the first seven); repeatable\n"
             "  --seeds K          fgd: runs per policy (default 10); --seed S: first seed (42)\n"
+            "                     (replay: --seed S draws the user estimates; default 1)\n"
             "  -o, --output FMT   text (default) or json\n"
             "  --report DIR       write DIR/report.md and SVG charts\n"
             "  --threads N        parallel runs (default: one per core)\n"
