@@ -81,16 +81,24 @@ int corral_sched_config_apply(corral_sched_config_t *c, const corral_schedconf_t
 int corral_engine_new(const corral_sched_config_t *cfg, corral_engine_t **out);
 void corral_engine_free(corral_engine_t *e);
 void corral_engine_set_config(corral_engine_t *e, const corral_sched_config_t *cfg);
+/* Which pods are the caller's to place: a pending pod whose spec.schedulerName
+ * is one of names ("" stands for a pod that names none) is placed; any other
+ * is held as another scheduler's (pending, never placed, with the reason
+ * "not scheduled by Corral: ..."). names NULL (the default): every pod is the
+ * caller's. The names are copied. The simulator passes the names of
+ * SCENARIOS.md; the live scheduler filters pods itself. */
+int corral_engine_set_schedulers(corral_engine_t *e, const char *const *names, size_t n);
 
 /* --- snapshot updates ---------------------------------------------------------------
  *
  * upsert adds an object or replaces what the engine knows about it. Kinds the
  * engine reads: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode; others
  * are ignored (return 0). A Pod with spec.nodeName is running there (its GPUs
- * from annotation corral.dev/gpu-ids, else chosen by the placement rule); its
- * start time is now unless annotation corral.dev/started-at gives an offset
- * from time zero. Problems (a pod that does not fit the node it is bound to,
- * bad annotations) are reported to diag, which may be NULL.
+ * from annotation corral.dev/gpu-ids, else chosen by the placement rule),
+ * started at now_ns: a caller that knows a pod started earlier passes that
+ * time (the simulator reads annotation corral.dev/started-at). Problems (a
+ * pod that does not fit the node it is bound to, bad annotations) are
+ * reported to diag, which may be NULL.
  */
 int corral_engine_upsert(corral_engine_t *e, const corral_obj_t *o, int64_t now_ns,
                          corral_diag_t *diag);
@@ -182,28 +190,32 @@ double corral_engine_frag(corral_engine_t *e, double *idle_milli);
 
 /* Place one pending pod now, outside a cycle: node choice only (no queues,
  * gangs, backfill or eviction). For trace simulation of the FGD protocol.
- * Returns 0 and fills *out, CORRAL_EAGAIN when no node can take it, or
- * CORRAL_ENOENT. */
+ * Returns 0 and fills *out (its strings valid until the next call that
+ * changes the engine; out->gpu_ids until the next corral_engine_place_one),
+ * CORRAL_EAGAIN when no node can take it, or CORRAL_ENOENT. */
 int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name, int64_t now_ns,
                             corral_bind_t *out);
 
 /* --- inspection (for the simulator, the CLI and tests) --------------------------------- */
+
+/* Room for the longest GPU id list: "0,1,...,63" (a node has at most 64 GPUs). */
+#define CORRAL_GPU_IDS_LEN 192
 
 typedef struct corral_pod_view {
     const char *ns;
     const char *name;
     bool bound;
     bool terminating;
-    const char *node;    /* when bound */
-    const char *gpu_ids; /* when bound: "0,1", or "" */
+    const char *node;                 /* when bound */
+    char gpu_ids[CORRAL_GPU_IDS_LEN]; /* when bound: "0,1", else "" (the view's own copy) */
     int64_t start_ns;
     const char *reason; /* last pending reason, or NULL */
     const char *queue;
     int32_t priority;
 } corral_pod_view_t;
 
-/* Look up a pod; CORRAL_ENOENT when unknown. Strings are valid until the next
- * call that changes the engine, except gpu_ids: until the next pod view. */
+/* Look up a pod; CORRAL_ENOENT when unknown. The string pointers are valid
+ * until the next call that changes the engine; gpu_ids is the view's own. */
 int corral_engine_pod(const corral_engine_t *e, const char *ns, const char *name,
                       corral_pod_view_t *out);
 /* Visit every pod in age order (oldest first). */

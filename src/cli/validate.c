@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "corral/engine.h"
 #include "corral/io.h"
 #include "corral/model.h"
 #include "corral/yaml.h"
@@ -28,6 +29,18 @@ static bool is_json(const char *path)
     return n > 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
+/* What the scheduling engine says of a file's objects taken together: the
+ * limits it has (more kinds of extended resources than it tracks, more GPUs
+ * on a node than it places on, queue trees too deep or looping) and
+ * annotations it reads. Pods bound to a node are left out (their node may
+ * be in another file). */
+static void engine_check(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag)
+{
+    if (o->info->kind == CORRAL_KIND_POD && o->u.pod->spec.node_name && *o->u.pod->spec.node_name)
+        return;
+    corral_engine_upsert(e, o, 0, diag);
+}
+
 /* Validate one file: parse, decode each document, print results. */
 static void validate_file(const char *path, vstats_t *st)
 {
@@ -44,6 +57,8 @@ static void validate_file(const char *path, vstats_t *st)
         corral_yaml_opts_t opts = {.json = is_json(path)};
         int rc = corral_yaml_parse(&arena, data, len, name, &opts, &diag, &docs, &ndocs);
         size_t objects = 0;
+        corral_engine_t *e = NULL;
+        corral_engine_new(NULL, &e);
         for (size_t i = 0; i < ndocs; i++) {
             if (!docs[i].root)
                 continue; /* an empty document ("---" twice) is not an object */
@@ -51,10 +66,14 @@ static void validate_file(const char *path, vstats_t *st)
             corral_obj_t *o = NULL;
             if (corral_obj_decode(&arena, docs[i].root, name, &diag, &o) == 0) {
                 char ref[512];
-                printf("ok  %s\n", corral_obj_ref(o, ref, sizeof(ref)));
+                size_t before = diag.errors;
+                engine_check(e, o, &diag);
+                if (diag.errors == before)
+                    printf("ok  %s\n", corral_obj_ref(o, ref, sizeof(ref)));
                 st->objects++;
             }
         }
+        corral_engine_free(e);
         if (rc == 0 && objects == 0)
             corral_diag_add(&diag, CORRAL_SEV_ERROR, name, 0, 0, NULL,
                             "no objects found (the file is empty or only comments)");

@@ -26,14 +26,20 @@ enum {
     RES_PODS = 3,
     RES_EPH = 4, /* ephemeral-storage bytes */
     RES_FIXED = 5,
-    RES_MAX = 12 /* up to 7 other extended resources */
+    RES_MAX = 16 /* up to 11 other extended resources: more are refused (intern.c, pods.c) */
 };
+/* res_fit's miss masks use bits 30 and 31 for other reasons (MISS_*). */
+_Static_assert(RES_MAX <= 30, "resource bits fit a miss mask");
 
 typedef struct rvec {
     int64_t v[RES_MAX];
 } rvec_t;
 
-#define MAX_GPUS 64
+#define MAX_GPUS     64
+#define GPU_PICK_MAX 8 /* GPU set choices remembered per node: sets of 1..8 */
+/* Queue tree levels: a deeper tree (or a loop) is refused (objects.c). */
+#define QUEUE_DEPTH_MAX 64
+_Static_assert(3 * MAX_GPUS <= CORRAL_GPU_IDS_LEN, "GPU id lists fit a view");
 
 /* --- interned constraints ------------------------------------------------------- */
 
@@ -86,9 +92,9 @@ typedef struct ercls {
 typedef struct eshape {
     int64_t cpu;
     int gpus;
-    int milli; /* per GPU */
-    double p;  /* normalised frequency */
-    int models[8];
+    int milli;         /* per GPU */
+    double p;          /* normalised frequency */
+    const int *models; /* into the engine's shape_models */
     size_t nmodels;
 } eshape_t;
 
@@ -145,11 +151,13 @@ typedef struct enode {
         uint64_t free; /* key; 0 = empty slot */
         uint64_t set;
         int32_t worst, nvsum, leftover;
-    } picks[9];
+    } picks[GPU_PICK_MAX + 1];
 } enode_t;
 
-/* A node's chosen k-GPU set from free, with its scoring facts (cached). */
-const struct gpu_pick *corral__gpu_pick(const enode_t *n, uint64_t free, int k);
+/* A node's chosen k-GPU set from free, with its scoring facts, remembered
+ * for k up to GPU_PICK_MAX (callers asking for more use corral__pick_gpus
+ * and corral__set_quality, the same functions uncached). */
+const struct gpu_pick *corral__gpu_pick(enode_t *n, uint64_t free, int k);
 
 /* FOREIGN: pending, but for another scheduler (spec.schedulerName): it exists
  * and is never placed by Corral. GONE: a terminating pod taken off its node
@@ -316,6 +324,10 @@ typedef struct memo {
 struct corral_engine {
     corral_sched_config_t cfg;
     corral_arena_t keep; /* resource and GPU model names: bounded, engine lifetime */
+    /* The spec.schedulerName values that are ours ("" for none given), set by
+     * the caller (corral_engine_set_schedulers); scheds_set false: all pods. */
+    VEC(char *) scheds;
+    bool scheds_set;
 
     VEC(enode_t) nodes;
     corral_hmap_t node_by_name;
@@ -375,11 +387,13 @@ struct corral_engine {
     VEC(const char *) reason_vals;
     uint64_t reason_version;
 
-    char view_ids[3 * MAX_GPUS]; /* gpu ids of the last pod view */
+    char one_ids[CORRAL_GPU_IDS_LEN]; /* gpu ids of the last corral_engine_place_one */
 
     /* fragmentation workload (frag.c) */
     eshape_t *shapes;
     size_t nshapes;
+    int *shape_models; /* every shape's GPU models, one block */
+    size_t nshape_models;
     bool workload_set;
     uint64_t frag_epoch;
     uint64_t pods_version;
@@ -481,7 +495,9 @@ static inline void rv_sub(rvec_t *a, const rvec_t *b, int n)
 
 /* --- shared functions ------------------------------------------------------------------------ */
 
-/* snapshot.c */
+/* The snapshot (snapshot.c and the files beside it: nodes.c for free GPUs
+ * and the name order, intern.c for resources and profiles, bind.c, objects.c
+ * for queues). */
 int corral__free_whole(const enode_t *n);
 void corral__gap(corral_engine_t *e, int used, int sign);
 void corral__hist(corral_engine_t *e, const enode_t *n, int sign);
@@ -508,6 +524,39 @@ void corral__prof_ref(corral_engine_t *e, uint32_t id);
 void corral__prof_unref(corral_engine_t *e, uint32_t id);
 
 uint32_t corral__queue_get(corral_engine_t *e, const char *name);
+
+/* Between the snapshot's files. */
+/* intern.c: a resource list as an rvec_t (GPUs in milli-GPUs); returns the
+ * first resource it could not track, said with corral__res_beyond. */
+const char *corral__to_rvec(corral_engine_t *e, const corral_reslist_t *l, rvec_t *out,
+                            uint32_t *mask);
+void corral__res_beyond(const corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag,
+                        int sev, const char *res, const char *consequence);
+void corral__cls_unref(corral_engine_t *e, uint32_t id);
+uint32_t corral__node_class(corral_engine_t *e, uint32_t nid);
+void corral__copy_sel(corral_arena_t *a, corral_selector_t *dst, const corral_selector_t *src);
+uint32_t corral__intern_prof(corral_engine_t *e, const corral_pod_spec_t *sp);
+void corral__set_str(char **dst, const char *src);
+uint32_t corral__intern_rcls(corral_engine_t *e, const epod_t *p);
+void corral__rcls_unref(corral_engine_t *e, uint32_t id);
+/* nodes.c, pods.c, groups.c, objects.c: upsert one object of their kind. */
+int corral__upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag);
+/* bind.c: a pod's nomination dropped (it no longer counts on that node). */
+void corral__nominate_clear(corral_engine_t *e, epod_t *p);
+int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, corral_diag_t *diag);
+/* groups.c: a group by ns/name (created, implicit or not, if new). */
+uint32_t corral__group_get(corral_engine_t *e, const char *ns, const char *name, bool implicit);
+void corral__group_reap(corral_engine_t *e, uint32_t gid);
+void corral__group_add_pod(egroup_t *g, uint32_t pid);
+void corral__group_del_pod(egroup_t *g, uint32_t pid);
+int corral__upsert_podgroup(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag);
+int corral__upsert_queue(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag);
+int corral__upsert_pc(corral_engine_t *e, const corral_obj_t *o);
+int corral__upsert_hn(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag);
+/* snapshot.c: free what an object owns (its slot is then empty). */
+void corral__free_pod(epod_t *p);
+void corral__free_group(egroup_t *g);
+void corral__free_hn(ehn_t *h);
 
 /* predicates.c */
 int corral__static_fit(corral_engine_t *e, const epod_t *p, const enode_t *n);
@@ -561,11 +610,11 @@ const char *corral__capability_block(corral_engine_t *e, uint32_t q, const rvec_
 bool corral__guarantee_ok(corral_engine_t *e, uint32_t q, const rvec_t *req);
 double corral__queue_share(const corral_engine_t *e, uint32_t q);
 /* The same, remembered until the queue's allocation changes. */
-double corral__share_cached(const corral_engine_t *e, uint32_t q);
+double corral__share_cached(corral_engine_t *e, uint32_t q);
 /* Count queue accounting from scratch; CORRAL_EINVAL (and why, in msg) when
  * it differs from what was kept. */
 int corral__tally_check(corral_engine_t *e, char *msg, size_t len);
-int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b);
+int corral__queue_cmp(corral_engine_t *e, uint32_t a, uint32_t b);
 
 /* place.c */
 typedef struct place_ctx {

@@ -45,11 +45,18 @@ int corral_engine_set_workload(corral_engine_t *e, const corral_shape_t *shapes,
 {
     e->epoch++;
     corral_free(e->shapes);
+    corral_free(e->shape_models);
     e->shapes = corral_calloc(n + 1, sizeof(*e->shapes));
     e->nshapes = 0;
     double total = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t nmodels = 0;
+    for (size_t i = 0; i < n; i++) {
         total += shapes[i].weight > 0 ? shapes[i].weight : 0;
+        nmodels += shapes[i].nmodels;
+    }
+    e->shape_models = corral_calloc(nmodels + 1, sizeof(*e->shape_models));
+    e->nshape_models = nmodels;
+    nmodels = 0;
     for (size_t i = 0; i < n && total > 0; i++) {
         if (shapes[i].weight <= 0)
             continue;
@@ -58,9 +65,11 @@ int corral_engine_set_workload(corral_engine_t *e, const corral_shape_t *shapes,
         s->gpus = shapes[i].gpus;
         s->milli = shapes[i].gpus ? (shapes[i].gpu_milli ? shapes[i].gpu_milli : 1000) : 0;
         s->p = shapes[i].weight / total;
-        s->nmodels = shapes[i].nmodels < 8 ? shapes[i].nmodels : 8;
+        s->nmodels = shapes[i].nmodels;
+        s->models = e->shape_models + nmodels;
+        nmodels += s->nmodels;
         for (size_t j = 0; j < s->nmodels; j++)
-            s->models[j] = model_id(e, shapes[i].models[j]);
+            e->shape_models[nmodels - s->nmodels + j] = model_id(e, shapes[i].models[j]);
     }
     e->workload_set = true;
     e->frag_epoch++;
@@ -227,11 +236,12 @@ void corral__wshape_count(corral_engine_t *e, epod_t *p, int sign)
 /* The GPU models a profile allows: its nodeSelector value for the model
  * label, else the values of the first In (or =) requirement on it. Other
  * forms (NotIn, several terms) count as no constraint here. */
-static size_t prof_models(const eprof_t *pr, const char **out, size_t max)
+static size_t prof_models(const eprof_t *pr, const char **out)
 {
     for (size_t i = 0; i < pr->nselector; i++) {
         if (strcmp(pr->selector[i].key, MODEL_LABEL) == 0) {
-            out[0] = pr->selector[i].value;
+            if (out)
+                out[0] = pr->selector[i].value;
             return 1;
         }
     }
@@ -242,10 +252,9 @@ static size_t prof_models(const eprof_t *pr, const char **out, size_t max)
             if (strcmp(r->key, MODEL_LABEL) != 0 ||
                 (r->op != CORRAL_SEL_IN && r->op != CORRAL_SEL_EQ))
                 continue;
-            size_t n = r->nvalues < max ? r->nvalues : max;
-            for (size_t k = 0; k < n; k++)
+            for (size_t k = 0; out && k < r->nvalues; k++)
                 out[k] = r->values[k];
-            return n;
+            return r->nvalues;
         }
     }
     return 0;
@@ -264,14 +273,21 @@ void corral__derive_workload(corral_engine_t *e)
     e->wshape_churn = 0;
     e->wshape_base = e->wshape_total;
     corral_shape_t *sh = corral_calloc(e->wshapes.n + 1, sizeof(*sh));
-    const char **models = corral_calloc(8 * (e->wshapes.n + 1), sizeof(*models));
+    size_t total = 0, used = 0;
+    for (size_t i = 0; i < e->wshapes.n; i++) {
+        const wshape_t *w = &e->wshapes.items[i];
+        if (w->count > 0 && w->prof != NONE)
+            total += prof_models(&e->profs.items[w->prof], NULL);
+    }
+    const char **models = corral_calloc(total + 1, sizeof(*models));
     size_t n = 0;
     for (size_t i = 0; i < e->wshapes.n; i++) {
         const wshape_t *w = &e->wshapes.items[i];
         if (w->count <= 0)
             continue;
-        const char **m = models + 8 * n;
-        size_t nm = w->prof == NONE ? 0 : prof_models(&e->profs.items[w->prof], m, 8);
+        const char **m = models + used;
+        size_t nm = w->prof == NONE ? 0 : prof_models(&e->profs.items[w->prof], m);
+        used += nm;
         sh[n++] = (corral_shape_t){w->cpu, w->gpus, w->milli, m, nm, (double)w->count};
     }
     corral_engine_set_workload(e, sh, n);

@@ -142,14 +142,13 @@ static int leftover_quality(const enode_t *n, uint64_t free)
     return best;
 }
 
-const struct gpu_pick *corral__gpu_pick(const enode_t *n, uint64_t free, int k)
+const struct gpu_pick *corral__gpu_pick(enode_t *n, uint64_t free, int k)
 {
     static const struct gpu_pick none = {0, 0, 0, 0, 0};
-    if (k < 1 || k > 8 || free == 0)
+    if (k < 1 || k > GPU_PICK_MAX || free == 0)
         return &none;
-    /* The cache is a memo of a pure function of the node's topology: it
-     * changes no observable state, so const callers may fill it. */
-    struct gpu_pick *c = (struct gpu_pick *)&n->picks[k];
+    /* A memo of a pure function of the node's topology and free GPUs. */
+    struct gpu_pick *c = &n->picks[k];
     if (c->free == free && c->set)
         return c;
     c->free = free;

@@ -105,7 +105,8 @@ static size_t interned_bytes(const corral_engine_t *e, corral_engine_mem_t *out)
     out->reasons = (uint32_t)e->rsn_texts.n;
     b += e->rsn_arena.used + VBYTES(e->rsn_texts) + map_bytes(&e->rsn_by_text);
     b += map_bytes(&e->reason_cache) + VBYTES(e->reason_vals);
-    return b + e->keep.used + e->cyc.used + e->nshapes * sizeof(eshape_t);
+    return b + e->keep.used + e->cyc.used + e->nshapes * sizeof(eshape_t) +
+           e->nshape_models * sizeof(int);
 }
 
 void corral_engine_mem(const corral_engine_t *e, corral_engine_mem_t *out)

@@ -679,10 +679,10 @@ int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name
         return CORRAL_EAGAIN;
     corral__bind(e, pid, nid, mask);
     epod_t *p = &e->pods.items[pid];
-    corral__gpu_ids_str(mask, e->view_ids, sizeof(e->view_ids));
+    corral__gpu_ids_str(mask, e->one_ids, sizeof(e->one_ids));
     out->ns = p->ns;
     out->name = p->name;
     out->node = e->nodes.items[nid].name;
-    out->gpu_ids = e->view_ids;
+    out->gpu_ids = e->one_ids;
     return 0;
 }

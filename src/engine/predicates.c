@@ -174,8 +174,9 @@ uint32_t corral__res_fit_x(corral_engine_t *e, const epod_t *p, const enode_t *n
             if (__builtin_popcountll(free) < p->gpus)
                 miss |= 1u << RES_GPU;
             else if (!miss)
-                *mask = p->gpus <= 8 ? corral__gpu_pick(n, free, p->gpus)->set
-                                     : corral__pick_gpus(n, free, p->gpus);
+                *mask = p->gpus <= GPU_PICK_MAX
+                            ? corral__gpu_pick(&e->nodes.items[nid], free, p->gpus)->set
+                            : corral__pick_gpus(n, free, p->gpus);
         } else {
             enode_t view = *n;
             view.whole_mask = blocked;

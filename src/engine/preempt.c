@@ -106,7 +106,7 @@ static int cmp_unit_preempt(const unit_t *x, const unit_t *y)
 
 static int cmp_unit(const void *a, const void *b, void *ctx)
 {
-    const corral_engine_t *e = ctx;
+    corral_engine_t *e = ctx; /* shares are cached as they are read */
     const unit_t *x = a, *y = b;
     if (x->queue != y->queue) {
         const equeue_t *qx = &e->queues.items[x->queue], *qy = &e->queues.items[y->queue];

@@ -194,16 +194,19 @@ static void tally(corral_engine_t *e)
  * resource dimension d at a time. */
 static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail)
 {
-    uint32_t kids[256];
     size_t nk = 0;
-    for (size_t i = 0; i < e->queues.n && nk < 256; i++) {
+    for (size_t i = 0; i < e->queues.n; i++)
+        nk += e->queues.items[i].alive && e->queues.items[i].parent == parent;
+    uint32_t *kids = corral_malloc((nk + 1) * sizeof(*kids));
+    bool *active = corral_malloc((nk + 1) * sizeof(*active));
+    int64_t *room = corral_malloc((nk + 1) * sizeof(*room));
+    nk = 0;
+    for (size_t i = 0; i < e->queues.n; i++) {
         const equeue_t *q = &e->queues.items[i];
         if (q->alive && q->parent == parent)
             kids[nk++] = (uint32_t)i;
     }
     int64_t r = avail;
-    bool active[256];
-    int64_t room[256];
     for (size_t i = 0; i < nk; i++) {
         equeue_t *q = &e->queues.items[kids[i]];
         int64_t g = (q->gua_eff_mask >> d & 1) ? q->gua_eff.v[d] : 0;
@@ -242,8 +245,11 @@ static void fill_level(corral_engine_t *e, uint32_t parent, int d, int64_t avail
         if (!capped || given == 0)
             break;
     }
+    corral_free(active);
+    corral_free(room);
     for (size_t i = 0; i < nk; i++)
         fill_level(e, kids[i], d, e->queues.items[kids[i]].des_eff.v[d]);
+    corral_free(kids);
 }
 
 bool corral__queues_recount(corral_engine_t *e)
@@ -388,9 +394,9 @@ double corral__queue_share(const corral_engine_t *e, uint32_t q)
  * (corral__charge and corral__nominate mark them): the order of service
  * compares queues once per job tried. With fair share on, the key that
  * counts past usage (fairshare.c). */
-double corral__share_cached(const corral_engine_t *e, uint32_t q)
+double corral__share_cached(corral_engine_t *e, uint32_t q)
 {
-    equeue_t *x = &((corral_engine_t *)e)->queues.items[q];
+    equeue_t *x = &e->queues.items[q];
     if (x->share_dirty) {
         x->share_c = e->fs_on ? corral__fs_key(e, q) : corral__queue_share(e, q);
         x->share_dirty = false;
@@ -398,7 +404,7 @@ double corral__share_cached(const corral_engine_t *e, uint32_t q)
     return x->share_c;
 }
 
-static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
+static int level_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 {
     const equeue_t *x = &e->queues.items[a], *y = &e->queues.items[b];
     if (x->prio != y->prio)
@@ -409,16 +415,17 @@ static int level_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
     return strcmp(x->name, y->name);
 }
 
-int corral__queue_cmp(const corral_engine_t *e, uint32_t a, uint32_t b)
+int corral__queue_cmp(corral_engine_t *e, uint32_t a, uint32_t b)
 {
     /* Siblings (the common flat case) compare directly. */
     if (e->queues.items[a].parent == e->queues.items[b].parent)
         return level_cmp(e, a, b);
-    uint32_t pa[66] = {0}, pb[66] = {0};
+    /* Trees are at most QUEUE_DEPTH_MAX deep (deeper ones are refused). */
+    uint32_t pa[QUEUE_DEPTH_MAX + 2] = {0}, pb[QUEUE_DEPTH_MAX + 2] = {0};
     int na = 0, nb = 0;
-    for (uint32_t c = a; c != NONE && na < 65; c = e->queues.items[c].parent)
+    for (uint32_t c = a; c != NONE && na <= QUEUE_DEPTH_MAX; c = e->queues.items[c].parent)
         pa[na++] = c;
-    for (uint32_t c = b; c != NONE && nb < 65; c = e->queues.items[c].parent)
+    for (uint32_t c = b; c != NONE && nb <= QUEUE_DEPTH_MAX; c = e->queues.items[c].parent)
         pb[nb++] = c;
     /* Walk from the root down to the first level where the paths part. */
     while (na > 0 && nb > 0 && pa[na - 1] == pb[nb - 1])

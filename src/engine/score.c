@@ -107,7 +107,8 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
     if (p->gpus) {
         uint64_t all = n->ngpu >= 64 ? ~0ULL : (1ULL << n->ngpu) - 1;
         uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);
-        const struct gpu_pick *pk = p->gpus <= 8 ? corral__gpu_pick(n, free, p->gpus) : NULL;
+        const struct gpu_pick *pk =
+            p->gpus <= GPU_PICK_MAX ? corral__gpu_pick(n, free, p->gpus) : NULL;
         k[2] = c->w_pack ? -free_whole(n, *mask) : 0;
         int worst, nv, left;
         if (pk && pk->set == *mask) {

@@ -183,6 +183,14 @@ static void pod_remove(sched_t *s, sentry_t *p)
     s->changed = true;
 }
 
+/* What the engine said about an object it took with a warning or refused
+ * (a limit it has, a bad annotation): logged, never dropped. */
+static void log_diag(sched_t *s, const corral_diag_t *diag)
+{
+    for (size_t i = 0; i < diag->n; i++)
+        corral__slog(s, 0, "%s", diag->items[i].msg);
+}
+
 void corral__pod_feed(sched_t *s, sentry_t *p)
 {
     corral_obj_t *o = p->ev ? p->ev->obj : NULL;
@@ -205,18 +213,19 @@ void corral__pod_feed(sched_t *s, sentry_t *p)
         if (r != 0)
             p->in_engine = false; /* its node went (bound while the bind was in flight) */
     }
-    pod->spec.scheduler_name = NULL; /* ours: the engine serves it */
     corral_diag_t diag;
     corral_diag_init(&diag);
     int rc = corral_engine_upsert(s->e, o, now_ns(), &diag);
     if (rc == 0) {
         p->in_engine = true;
         orphan_drop(s, p);
+        log_diag(s, &diag); /* taken, with a warning (a limit of the engine) */
     } else if (rc == CORRAL_ENOENT && bound) {
         orphan_add(s, p, pod->spec.node_name); /* its node is not known (yet) */
     } else {
         orphan_drop(s, p);
-        corral__slog(s, 1, "pod %s: not taken (%s)", p->key,
+        /* Refused for a limit of the engine: a person must hear of it. */
+        corral__slog(s, rc == CORRAL_ETOOBIG ? 0 : 1, "pod %s: not taken (%s)", p->key,
                      diag.n ? diag.items[0].msg : corral_strerror(rc));
     }
     corral_diag_fini(&diag);
@@ -291,6 +300,7 @@ static void on_node(sched_t *s, corral_watch_ev_t *ev)
     corral_diag_t diag;
     corral_diag_init(&diag);
     corral_engine_upsert(s->e, ev->obj, now_ns(), &diag);
+    log_diag(s, &diag);
     corral_diag_fini(&diag);
     orphans_feed(s, ev->name);
     s->changed = true;
@@ -333,10 +343,15 @@ static void on_event(sched_t *s, corral_watch_ev_t *ev)
         on_schedconf(s, ev);
         break;
     default:
-        if (ev->type == CORRAL_WATCH_DELETED)
+        if (ev->type == CORRAL_WATCH_DELETED) {
             corral_engine_remove(s->e, ev->kind, ev->ns, ev->name);
-        else
-            corral_engine_upsert(s->e, ev->obj, now_ns(), NULL);
+        } else {
+            corral_diag_t diag;
+            corral_diag_init(&diag);
+            corral_engine_upsert(s->e, ev->obj, now_ns(), &diag);
+            log_diag(s, &diag);
+            corral_diag_fini(&diag);
+        }
         s->changed = true;
     }
     corral_watch_ev_free(ev);

@@ -16,8 +16,11 @@
 #include "corral/hmap.h"
 #include "corral/io.h"
 #include "corral/sim.h"
+#include "corral/timefmt.h"
 #include "corral/yaml.h"
 #include "sim/sim_int.h"
+
+#define ANN_STARTED_AT "corral.dev/started-at"
 
 #define MAX_CYCLES 1000
 
@@ -119,10 +122,33 @@ static int apply_rank(const corral_obj_t *o)
     }
 }
 
+/* The scheduler names a scenario's pods may give to be Corral's (SCENARIOS.md). */
+static const char *const scn_schedulers[] = {"", "default-scheduler", "corral", "volcano"};
+
+/* When a pod bound in the scenario started: the scenario's now, unless
+ * annotation corral.dev/started-at gives an offset from the scenario start
+ * ("-30m"), a simulator convention the engine does not know. */
+static int64_t started_at(scn_t *s, const corral_obj_t *o)
+{
+    if (o->info->kind != CORRAL_KIND_POD || !o->u.pod->spec.node_name || !*o->u.pod->spec.node_name)
+        return s->now;
+    const char *v = corral_strmap_get(&o->meta.annotations, ANN_STARTED_AT);
+    int64_t ns;
+    if (!v)
+        return s->now;
+    if (corral_duration_parse(v, strlen(v), &ns) != 0) {
+        corral_diag_add(&s->diag, CORRAL_SEV_ERROR, o->file, o->raw ? o->raw->line : 0, 0,
+                        "metadata.annotations", "%s: \"%s\" is not a duration like 90m",
+                        ANN_STARTED_AT, v);
+        return s->now;
+    }
+    return ns;
+}
+
 static void upsert(scn_t *s, const corral_obj_t *o)
 {
     size_t before = s->diag.errors;
-    corral_engine_upsert(s->e, o, s->now, &s->diag);
+    corral_engine_upsert(s->e, o, started_at(s, o), &s->diag);
     if (s->diag.errors > before)
         s->invalid = true;
 }
@@ -290,6 +316,7 @@ int corral_sim_scenario(const char *path, const corral_sim_opts_t *opts)
         if (pol >= 0)
             cfg.policy = (corral_policy_t)pol;
         corral_engine_new(&cfg, &s.e);
+        corral_engine_set_schedulers(s.e, scn_schedulers, CORRAL_ARRAY_LEN(scn_schedulers));
         size_t nsteps = s.sc && s.sc->nsteps ? s.sc->nsteps : 1;
         for (size_t i = 0; i < nsteps && !s.invalid; i++)
             run_step(&s, i, s.sc && s.sc->nsteps ? &s.sc->steps[i] : NULL);

@@ -112,6 +112,33 @@ for f in empty random nested nested2 huge; do
     printf '%s' "$OUT" | grep -qiE 'sanitizer|segmentation|core dumped' && fail "$f crashed"
 done
 
+# The engine's limits, said rather than ignored: a node with more GPUs than
+# Corral places on (a warning), more kinds of extended resources than it
+# tracks (the node: a warning; a pending pod asking for one: an error), a
+# queue tree that loops.
+python3 - "$TMP/limits.yaml" <<'PY'
+import sys
+docs = ["apiVersion: v1\nkind: Node\nmetadata: {name: big}\nstatus: {allocatable: {cpu: '8', "
+        "nvidia.com/gpu: '72'}}\n"]
+res = ", ".join("ex.com/r%d: '1'" % i for i in range(12))
+docs.append("apiVersion: v1\nkind: Node\nmetadata: {name: many}\nstatus: {allocatable: {cpu: "
+            "'8', %s}}\n" % res)
+docs.append("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, "
+            "image: x, resources: {limits: {ex.com/r11: 1}}}]}\n")
+for q, parent in (("qa", "qc"), ("qb", "qa"), ("qc", "qb")):
+    docs.append("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: %s}\n"
+                "spec: {weight: 1, parent: %s}\n" % (q, parent))
+open(sys.argv[1], "w").write("---\n".join(docs))
+PY
+expect_exit 2 "$CORRAL" validate -f "$TMP/limits.yaml"
+expect_out "node big has 72 GPUs; Corral places pods on at most 64"
+expect_out "Node many: extended resource ex.com/r11 is one too many: Corral tracks at most 11"
+expect_out "Pod p: extended resource ex.com/r11 is one too many"
+expect_out "the pod is not scheduled"
+expect_out "queue qc: its parent qb is the queue itself or one of its descendants"
+expect_out "ok  Node/big"
+printf '%s' "$OUT" | grep -q "ok  Pod/default/p" && fail "a refused pod is not ok"
+
 # Missing files and unknown options.
 expect_exit 2 "$CORRAL" validate -f "$TMP/nope.yaml"
 expect_out "No such file"

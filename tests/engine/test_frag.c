@@ -19,6 +19,7 @@ static corral_engine_t *with_shapes(const tshape_t *ts, size_t n)
     corral_engine_t *e;
     corral_engine_new(NULL, &e);
     e->shapes = corral_calloc(n, sizeof(*e->shapes));
+    e->shape_models = corral_calloc(n, sizeof(*e->shape_models));
     e->nshapes = n;
     for (size_t i = 0; i < n; i++) {
         eshape_t *s = &e->shapes[i];
@@ -32,7 +33,8 @@ static corral_engine_t *with_shapes(const tshape_t *ts, size_t n)
                 id = (uint32_t)e->model_ids.n;
                 corral_hmap_put(&e->model_ids, ts[i].model, id);
             }
-            s->models[0] = (int)id;
+            e->shape_models[i] = (int)id;
+            s->models = &e->shape_models[i];
             s->nmodels = 1;
         }
     }
