@@ -5,6 +5,9 @@
 #     policy plus our FGD implementation, next to the FGD paper's published
 #     per-seed results (fgd-expected-results/);
 #   - the Philly replay on 50 nodes x 8 GPUs: fifo, spread, binpack, corral;
+#   - the fair Philly comparison: fifo, fifo-easy (EASY backfill) and corral
+#     given the same runtime estimates (user, oracle, none), and corral with
+#     checkpointing jobs;
 #   - the share-packing floor of each openb list (bench/share_bound.py).
 #
 # Results (JSON, reports with SVG charts, timings and the markdown tables)
@@ -43,7 +46,26 @@ done
 
 timed philly-replay "$CORRAL" sim --nodes 50 --gpus-per-node 8 \
     --trace "$TRACES/philly/philly_jobs_pollux.csv" --policy fifo --policy spread \
-    --policy binpack --policy corral --output json --report "$OUT/philly" >"$OUT/philly.json"
+    --policy binpack --policy corral --estimates oracle --output json --report "$OUT/philly" \
+    >"$OUT/philly.json"
+
+# The fair comparison (docs/efficiency.md "The Philly replay"). fifo ignores
+# estimates (no backfill), so it runs once; fifo-easy walks its whole deep
+# queue at every completion, so these runs take minutes, not seconds.
+philly() { # philly NAME ARGS...: one replay of the fair comparison, as JSON
+    local name=$1
+    shift
+    timed "philly-fair-$name" "$CORRAL" sim --nodes 50 --gpus-per-node 8 \
+        --trace "$TRACES/philly/philly_jobs_pollux.csv" --output json "$@" \
+        >"$OUT/philly-fair-$name.json"
+}
+philly user --policy fifo --policy fifo-easy --policy corral --estimates user
+philly oracle --policy fifo-easy --policy corral --estimates oracle
+philly none --policy fifo-easy --policy corral --estimates none
+philly user-ckpt1h --policy corral --estimates user --checkpoint-interval 1h
+philly user-ckpt30m-minrt30m --policy corral --estimates user --checkpoint-interval 30m \
+    --min-runtime 30m
+philly user-minrt1h --policy corral --estimates user --min-runtime 1h
 
 python3 bench/sim_tables.py "$OUT" "$TRACES/fgd-expected-results" >"$OUT/tables.md"
 {

@@ -114,6 +114,40 @@ def philly_table(results):
     print()
 
 
+FAIR_RUNS = ["user", "oracle", "none", "user-ckpt1h", "user-ckpt30m-minrt30m", "user-minrt1h"]
+
+
+def philly_fair_table(results):
+    """The fair comparison: every policy given the same estimates, per model."""
+    rows = []
+    for run in FAIR_RUNS:
+        path = os.path.join(results, f"philly-fair-{run}.json")
+        if os.path.exists(path):
+            d = json.load(open(path))
+            for p in d.get("policies", [d]):
+                rows.append((d, p))
+    if not rows:
+        return
+    print("### Philly replay, the fair comparison (same estimates for every policy)\n")
+    print("| policy | estimates | checkpoints | min-runtime | mean alloc % | p50 alloc % | delay p50 |"
+          " delay p95 | delay p99 | JCT mean | evicted pods | lost GPU-h |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def dur(s):
+        return f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} d"
+
+    def opt(s):
+        return dur(s) if s > 0 else "-"
+    for d, p in rows:
+        q = p["queueing_delay_s"]
+        print(f"| {p['policy']} | {d['estimates']} | {opt(d['checkpoint_interval_s'])} | "
+              f"{opt(d['min_runtime_s'])} | {p['allocation_mean_pct']:.2f} | "
+              f"{p['allocation_p50_pct']:.2f} | {dur(q['p50'])} | {dur(q['p95'])} | "
+              f"{dur(q['p99'])} | {dur(p['jct_s']['mean'])} | {p['preempted_pods']} | "
+              f"{p['lost_gpu_hours']:.0f} |")
+    print()
+
+
 def main():
     results, expected = sys.argv[1], sys.argv[2]
     o, pub = ours(results), published(expected)
@@ -122,6 +156,7 @@ def main():
         points_table(o, pub, lst, "unalloc", "unallocated GPU % as work arrives")
         points_table(o, pub, lst, "frag", "fragmentation, % of GPU capacity")
     philly_table(results)
+    philly_fair_table(results)
     times = os.path.join(results, "times.txt")
     if os.path.exists(times):
         print("### Run times (seconds)\n")

@@ -50,6 +50,12 @@ typedef struct corral_sim_trace_opts {
     /* --config: applies to every policy run, except that the policy run
      * decides node choice (and without --policy, config's policy is run). */
     const corral_schedconf_t *config;
+    /* replay: runtime estimates given to every policy, "oracle", "user"
+     * (default) or "none"; every job checkpoints this often (0: never, a
+     * restart starts over); every pod's corral.dev/min-runtime (0: none). */
+    const char *estimates;
+    int64_t checkpoint_ms;
+    int64_t min_runtime_ms;
     FILE *out, *err;
 } corral_sim_trace_opts_t;
 

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "corral/sim.h"
+#include "corral/timefmt.h"
 
 static void sim_usage(FILE *fp)
 {
@@ -19,6 +20,8 @@ static void sim_usage(FILE *fp)
             "       corral sim (--cluster NODES | --nodes N --gpus-per-node G) --trace PODS\n"
             "                  [--protocol replay|fgd] [--policy NAME]... [--seeds K] [--seed S]\n"
             "                  [--output text|json] [--report DIR] [--threads N] [--config FILE]\n"
+            "                  [--estimates oracle|user|none] [--checkpoint-interval D]\n"
+            "                  [--min-runtime D]\n"
             "\n"
             "  --scenario FILE    a scenario (SCENARIOS.md): objects, steps, expectations\n"
             "  --cluster FILE     openb node CSV, or a YAML file of Node objects\n"
@@ -27,13 +30,21 @@ static void sim_usage(FILE *fp)
             "  --protocol P       replay (default: arrivals and departures in virtual time)\n"
             "                     or fgd (inflate to 130%% of capacity, place one at a time)\n"
             "  --policy NAME      corral (default), random, spread, binpack, bestfit, dotprod,\n"
-            "                     fifo, fgd; or all (the first seven); repeatable\n"
+            "                     fifo, fifo-easy (FIFO with EASY backfill), fgd; or all\n"
+            "                     (the first seven); repeatable\n"
             "  --seeds K          fgd: runs per policy (default 10); --seed S: first seed (42)\n"
+            "                     (replay: --seed S draws the user estimates; default 1)\n"
             "  -o, --output FMT   text (default) or json\n"
             "  --report DIR       write DIR/report.md and SVG charts\n"
             "  --threads N        parallel runs (default: one per core)\n"
             "  --config FILE      a corral.dev/v1alpha1 SchedulerConfiguration (actions,\n"
             "                     policy, strict order, scoring); --policy still decides\n"
+            "  --estimates E      replay: the runtime estimate every policy is given: user\n"
+            "                     (default: a requested time limit, true x [1,5) rounded up\n"
+            "                     to 15m..7d), oracle (the true duration) or none\n"
+            "  --checkpoint-interval D   replay: jobs checkpoint every D (e.g. 1h); an evicted\n"
+            "                     job resumes from its last checkpoint (default: starts over)\n"
+            "  --min-runtime D    replay: every pod's corral.dev/min-runtime (default none)\n"
             "\n"
             "Exit status: 0 done (scenarios: every expectation holds), 1 expectations failed\n"
             "or a report could not be written, 2 invalid input.\n");
@@ -56,6 +67,18 @@ static int int_arg(const char *opt, const char *v, long lo, long hi, int *out)
         return -1;
     }
     *out = (int)n;
+    return 0;
+}
+
+static int dur_arg(const char *opt, const char *v, int64_t *ms)
+{
+    int64_t ns;
+    if (corral_duration_parse(v, strlen(v), &ns) != 0 || ns < 0) {
+        fprintf(stderr, "corral sim: %s expects a duration such as 1h or 30m, got \"%s\"\n", opt,
+                v);
+        return -1;
+    }
+    *ms = ns / 1000000;
     return 0;
 }
 
@@ -84,6 +107,13 @@ static int trace_opt(sim_args_t *a, int c, const char *v)
         return int_arg("--seeds", v, 1, 1000, &t->seeds);
     case 'j':
         return int_arg("--threads", v, 1, 64, &t->threads);
+    case 'E':
+        t->estimates = v;
+        return 0;
+    case 'I':
+        return dur_arg("--checkpoint-interval", v, &t->checkpoint_ms);
+    case 'M':
+        return dur_arg("--min-runtime", v, &t->min_runtime_ms);
     case 'S':
         if (int_arg("--seed", v, 0, 2147483647, &seed) != 0)
             return -1;
@@ -110,6 +140,9 @@ static int parse(int argc, char **argv, sim_args_t *a)
                                          {"seed", required_argument, NULL, 'S'},
                                          {"threads", required_argument, NULL, 'j'},
                                          {"config", required_argument, NULL, 'c'},
+                                         {"estimates", required_argument, NULL, 'E'},
+                                         {"checkpoint-interval", required_argument, NULL, 'I'},
+                                         {"min-runtime", required_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;

@@ -4,9 +4,11 @@
  * something happens (arrivals, completions), bound jobs run for their trace
  * duration and leave. Jobs larger than a node become gangs of node-sized pods
  * (PodGroup with minMember = all of them); Philly's virtual clusters become
- * queues of equal weight. Policies with backfill are given each job's real
- * duration as its corral.dev/runtime-estimate (an oracle, stated as such).
- * Evicted jobs (preemption, reclaim) are restarted from scratch.
+ * queues of equal weight. Every policy is given the same
+ * corral.dev/runtime-estimate for a job, from the workload's estimate model
+ * (the true duration, a user's time limit, or none: replay_est.c). Evicted
+ * jobs (preemption, reclaim) are restarted from scratch, or from their last
+ * checkpoint when the workload says jobs checkpoint.
  *
  * Metrics: GPU allocation over time (time-weighted, over the arrival window),
  * queueing delay (start - arrival) and completion time (end - arrival)
@@ -51,6 +53,7 @@ static void build_jobs(replay_t *r)
         j->src = &w->pods[i];
         j->start = j->first_start = j->end = -1;
         j->npods = 1;
+        j->est_ms = corral__job_estimate(w, (uint32_t)i);
         if (w->jobs && j->src->gpus > per)
             j->npods = (j->src->gpus + per - 1) / per; /* a gang of node-sized pods */
         r->order[i] = (uint32_t)i;
@@ -58,11 +61,17 @@ static void build_jobs(replay_t *r)
     qsort_r(r->order, w->npods, sizeof(*r->order), cmp_arrival, r->jobs);
 }
 
-/* fifo is one global queue in arrival order, as a plain batch queue;
- * the other policies see the trace's queues (Philly's virtual clusters). */
+/* fifo and fifo-easy are one global queue in arrival order, as a plain
+ * batch queue; the other policies see the trace's queues (Philly's virtual
+ * clusters). */
+static bool one_queue(const replay_t *r)
+{
+    return r->pol->strict || r->pol->one_queue;
+}
+
 static const char *job_queue(const replay_t *r, const rjob_t *j)
 {
-    return r->pol->strict ? NULL : j->src->queue;
+    return one_queue(r) ? NULL : j->src->queue;
 }
 
 /* GPUs of pod k of a job: a gang splits the job's GPUs into node-sized pods. */
@@ -105,8 +114,8 @@ static void submit(replay_t *r, uint32_t ji)
         }
         char name[48];
         snprintf(name, sizeof(name), "j%u-%d", ji, k);
-        corral__sim_add_pod_est(r->e, &r->tmp, &p, name, j->npods > 1 ? group : NULL, r->now,
-                                r->pol->backfill ? j->src->duration_ms : -1);
+        sim_pod_ann_t ann = {j->est_ms, r->w->min_runtime_ms, r->w->checkpoint_ms};
+        corral__sim_add_pod_est(r->e, &r->tmp, &p, name, j->npods > 1 ? group : NULL, r->now, &ann);
         corral_arena_reset(&r->tmp);
     }
 }
@@ -145,14 +154,14 @@ static bool ev_less(const rev_t *a, const rev_t *b)
     return a->t != b->t ? a->t < b->t : a->job < b->job;
 }
 
-static void heap_push(replay_t *r, int64_t t, uint32_t job, uint32_t gen)
+static void heap_push(replay_t *r, int64_t t, uint32_t job, uint32_t gen, bool wake)
 {
     if (r->nheap == r->capheap) {
         r->capheap = r->capheap ? r->capheap * 2 : 1024;
         r->heap = corral_realloc(r->heap, r->capheap * sizeof(*r->heap));
     }
     size_t i = r->nheap++;
-    r->heap[i] = (rev_t){t, job, gen};
+    r->heap[i] = (rev_t){t, job, gen, wake};
     while (i > 0 && ev_less(&r->heap[i], &r->heap[(i - 1) / 2])) {
         rev_t tmp = r->heap[i];
         r->heap[i] = r->heap[(i - 1) / 2];
@@ -219,20 +228,29 @@ static void on_bind(replay_t *r, uint32_t ji, int k)
         j->first_start = r->now;
     j->start = r->now;
     if (j->src->duration_ms >= 0)
-        heap_push(r, r->now + j->src->duration_ms, ji, j->gen);
+        heap_push(r, r->now + j->src->duration_ms - j->done_ms, ji, j->gen, false);
+    /* The protection ends while the job runs: a live scheduler would try
+     * again then (its next cycle), so the replay runs one. */
+    if (r->pol->evict && r->w->min_runtime_ms > 0 &&
+        (j->src->duration_ms < 0 || r->w->min_runtime_ms < j->src->duration_ms - j->done_ms))
+        heap_push(r, r->now + r->w->min_runtime_ms, ji, j->gen, true);
 }
 
-/* A pod of a job was evicted: the whole job stops and queues again from
- * scratch (its work is lost, as for a preempted batch job). */
+/* A pod of a job was evicted: the whole job stops and queues again. Its work
+ * since its last checkpoint is lost (all of it when jobs do not checkpoint,
+ * as for a preempted batch job); a restart resumes from that checkpoint. */
 static void on_evict(replay_t *r, uint32_t ji)
 {
     rjob_t *j = &r->jobs[ji];
     if (j->bound == 0 && j->start < 0)
         return; /* already withdrawn this cycle */
     if (j->start >= 0) {
-        double used = (double)(r->now - j->start) * job_gpus(j);
-        j->gpu_ms += used;
-        r->lost_gpu_ms += used;
+        int64_t ran = r->now - j->start, kept = 0;
+        if (r->w->checkpoint_ms > 0)
+            kept = ran / r->w->checkpoint_ms * r->w->checkpoint_ms;
+        j->done_ms += kept;
+        j->gpu_ms += (double)ran * job_gpus(j);
+        r->lost_gpu_ms += (double)(ran - kept) * job_gpus(j);
     }
     r->preempted_pods += j->bound;
     r->used_milli -= j->held_milli;
@@ -309,7 +327,7 @@ static bool complete(replay_t *r, rev_t ev)
 
 static void add_queues(replay_t *r)
 {
-    if (r->pol->strict)
+    if (one_queue(r))
         return;
     corral_hmap_t seen;
     corral_hmap_init(&seen);
@@ -350,8 +368,10 @@ static void simulate(replay_t *r, corral_progress_fn progress, void *pctx)
         r->now = t;
         bool freed = false, hopeless = true;
         int64_t waiting = r->waiting;
-        while (r->nheap && r->heap[0].t == t)
-            freed |= complete(r, heap_pop(r));
+        while (r->nheap && r->heap[0].t == t) {
+            rev_t ev = heap_pop(r);
+            freed |= ev.wake ? r->waiting > 0 : complete(r, ev);
+        }
         while (ai < r->w->npods && r->jobs[r->order[ai]].src->arrive_ms == t) {
             uint32_t ji = r->order[ai++];
             if (r->jobs[ji].src->gpus <= r->c->gpus) {

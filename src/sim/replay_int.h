@@ -22,15 +22,19 @@ typedef struct rjob {
     double gpu_ms;       /* GPU-time used, all attempts (GPU x ms) */
     int64_t held_milli;  /* milli-GPUs its bound pods hold now */
     int restarts;
+    int64_t est_ms;  /* runtime estimate given at every submission; -1 none */
+    int64_t done_ms; /* work kept by checkpoints (a restart resumes from it) */
     bool done;
     bool infeasible; /* asks for more GPUs than the cluster has */
 } rjob_t;
 
-/* A completion: job finishes at t, if still in attempt gen. */
+/* A completion: job finishes at t, if still in attempt gen. A wake-up only
+ * runs a cycle at t (a pod's min-runtime protection ends then). */
 typedef struct rev {
     int64_t t;
     uint32_t job;
     uint32_t gen;
+    bool wake;
 } rev_t;
 
 /* Each queue's GPU-time per window (replay_share.c). */
@@ -108,6 +112,15 @@ void corral__replay_result_free(rresult_t *r);
 /* report.md and charts in o->report_dir (replay_report.c). */
 int corral__replay_report(const rresult_t *res, size_t n, const sim_cluster_t *c,
                           const corral_sim_trace_opts_t *o, corral_diag_t *d);
+/* Runtime estimates (replay_est.c). The factor a user over-asks by for job
+ * (in [1, 5)), the requested time limit that gives (-1 when true_ms is),
+ * the estimate the workload's model gives job, and "oracle", "user" or
+ * "none" by name (-1 when unknown). */
+double corral__user_factor(uint64_t seed, uint32_t job);
+int64_t corral__user_estimate(int64_t true_ms, uint64_t seed, uint32_t job);
+int64_t corral__job_estimate(const sim_workload_t *w, uint32_t job);
+int corral__parse_estimates(const char *s, sim_est_t *out);
+const char *corral__estimates_name(sim_est_t e);
 /* Per-queue share over time (replay_share.c): set up after the jobs are
  * built, told of every change to what a job holds (at r->now), turned into
  * the result's share_* fields, printed. */

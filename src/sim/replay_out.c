@@ -132,6 +132,13 @@ static void print_text(FILE *out, const rpool_t *p, const corral_sim_trace_opts_
             "replay: %zu nodes, %lld GPUs, %lld jobs in %s; arrivals over %s, last event at %s\n",
             p->c->nnodes, (long long)p->c->gpus, (long long)r0->jobs, o->trace,
             human(r0->window_s, a[0], 16), human(r0->makespan_s, a[1], 16));
+    fprintf(out, "runtime estimates: %s", corral__estimates_name(p->w->estimates));
+    if (p->w->checkpoint_ms > 0)
+        fprintf(out, "; checkpoints every %s",
+                human((double)p->w->checkpoint_ms / 1000.0, a[0], 16));
+    if (p->w->min_runtime_ms > 0)
+        fprintf(out, "; min-runtime %s", human((double)p->w->min_runtime_ms / 1000.0, a[0], 16));
+    fprintf(out, "\n");
     print_table(out, p);
     if (r0->infeasible)
         fprintf(out, "(%lld jobs ask for more GPUs than the cluster has and never run)\n",
@@ -188,6 +195,11 @@ static void print_json(FILE *out, const rpool_t *p, const corral_sim_trace_opts_
                       "  \"makespan_s\": %.3f,\n",
                       p->c->nnodes, (long long)p->c->gpus, p->res[0].window_s,
                       p->res[0].makespan_s);
+    corral_buf_printf(&b,
+                      "  \"estimates\": \"%s\",\n  \"checkpoint_interval_s\": %.3f,\n"
+                      "  \"min_runtime_s\": %.3f,\n",
+                      corral__estimates_name(p->w->estimates), (double)p->w->checkpoint_ms / 1000.0,
+                      (double)p->w->min_runtime_ms / 1000.0);
     if (p->npol == 1) {
         json_result(&b, &p->res[0], "  ");
         corral_buf_puts(&b, "\n}\n");

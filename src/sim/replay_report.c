@@ -148,6 +148,11 @@ int corral__replay_report(const rresult_t *res, size_t n, const sim_cluster_t *c
                       "are first start minus arrival (nearest-rank percentiles)\n",
                       o->trace, (long long)res[0].jobs, c->nnodes, (long long)c->gpus,
                       res[0].window_s / 3600, res[0].makespan_s / 3600);
+    corral_buf_printf(&b,
+                      "- runtime estimates: %s (the same for every policy); checkpoint interval "
+                      "%.0f s, min-runtime %.0f s (0: none)\n",
+                      o->estimates ? o->estimates : "user", (double)o->checkpoint_ms / 1000.0,
+                      (double)o->min_runtime_ms / 1000.0);
     md_summary(&b, res, n);
     md_queues(&b, res, n);
     corral__rshare_md(&b, res, n);

@@ -59,11 +59,20 @@ static void model_affinity(corral_arena_t *a, const sim_pod_t *p, corral_pod_spe
 void corral__sim_add_pod(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
                          const char *name, const char *group, int64_t now)
 {
-    corral__sim_add_pod_est(e, a, p, name, group, now, -1);
+    sim_pod_ann_t none = {-1, -1, -1};
+    corral__sim_add_pod_est(e, a, p, name, group, now, &none);
+}
+
+static void ann_duration(corral_arena_t *a, corral_kv_t *kv, const char *key, int64_t ms)
+{
+    char *d = corral_arena_alloc(a, 40);
+    corral_duration_format(ms * 1000000, d, 40);
+    *kv = (corral_kv_t){key, d};
 }
 
 void corral__sim_add_pod_est(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
-                             const char *name, const char *group, int64_t now, int64_t est_ms)
+                             const char *name, const char *group, int64_t now,
+                             const sim_pod_ann_t *pa)
 {
     corral_obj_t o;
     memset(&o, 0, sizeof(o));
@@ -72,13 +81,14 @@ void corral__sim_add_pod_est(corral_engine_t *e, corral_arena_t *a, const sim_po
     o.info = corral_kind_get(CORRAL_KIND_POD);
     o.meta.name = name;
     o.meta.namespace = "default";
-    corral_kv_t *ann = corral_arena_alloc(a, 3 * sizeof(*ann));
+    corral_kv_t *ann = corral_arena_alloc(a, 6 * sizeof(*ann));
     size_t nann = 0;
-    if (est_ms >= 0) {
-        char *d = corral_arena_alloc(a, 40);
-        corral_duration_format(est_ms * 1000000, d, 40);
-        ann[nann++] = (corral_kv_t){"corral.dev/runtime-estimate", d};
-    }
+    if (pa->est_ms >= 0)
+        ann_duration(a, &ann[nann++], "corral.dev/runtime-estimate", pa->est_ms);
+    if (pa->min_run_ms > 0)
+        ann_duration(a, &ann[nann++], "corral.dev/min-runtime", pa->min_run_ms);
+    if (pa->ckpt_ms > 0)
+        ann_duration(a, &ann[nann++], "corral.dev/checkpoint-interval", pa->ckpt_ms);
     if (group)
         ann[nann++] = (corral_kv_t){"scheduling.k8s.io/group-name", group};
     if (p->queue)

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/trace_sim.h"
+#include "sim/replay_int.h"
 
 void corral__sim_parallel(void *(*worker)(void *), void *ctx, int threads, size_t jobs)
 {
@@ -47,7 +47,7 @@ static int pick_policies(const corral_sim_trace_opts_t *o, const sim_policy_t **
             if (!p) {
                 fprintf(o->err,
                         "corral sim: unknown policy \"%s\" (expected corral, random, spread, "
-                        "binpack, bestfit, dotprod, fifo, fgd or all)\n",
+                        "binpack, bestfit, dotprod, fifo, fifo-easy, fgd or all)\n",
                         name);
                 return CORRAL_EINVAL;
             }
@@ -76,6 +76,10 @@ static int check_opts(const corral_sim_trace_opts_t *o)
         why = "--protocol must be fgd or replay";
     else if (o->seeds < 0 || o->seeds > 1000)
         why = "--seeds must be 1..1000";
+    else if (o->estimates && corral__parse_estimates(o->estimates, &(sim_est_t){0}) != 0)
+        why = "--estimates must be oracle, user or none";
+    else if (o->checkpoint_ms < 0 || o->min_runtime_ms < 0)
+        why = "--checkpoint-interval and --min-runtime must not be negative";
     if (why)
         fprintf(o->err, "corral sim: %s\n", why);
     return why ? CORRAL_EINVAL : 0;
@@ -97,6 +101,12 @@ static int run(const corral_sim_trace_opts_t *o, corral_arena_t *a, corral_diag_
     }
     if (corral__load_cluster(o, a, d, &c) != 0 || corral__load_workload(o->trace, a, d, &w) != 0)
         return 2;
+    w.estimates = SIM_EST_USER;
+    if (o->estimates)
+        corral__parse_estimates(o->estimates, &w.estimates);
+    w.est_seed = o->has_seed ? o->seed : 1;
+    w.checkpoint_ms = o->checkpoint_ms;
+    w.min_runtime_ms = o->min_runtime_ms;
     if (c.nnodes == 0 || c.gpus == 0) {
         fprintf(o->err, "corral sim: the cluster has no GPUs\n");
         return 2;

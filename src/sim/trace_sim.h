@@ -34,11 +34,22 @@ typedef struct sim_pod {
     const char *queue;   /* NULL: default */
 } sim_pod_t;
 
+/* Runtime estimates the replay gives the jobs (corral.dev/runtime-estimate),
+ * the same for every policy: the true duration, a user's requested time
+ * limit (replay_est.c), or none. */
+typedef enum { SIM_EST_ORACLE, SIM_EST_USER, SIM_EST_NONE } sim_est_t;
+
 typedef struct sim_workload {
     sim_pod_t *pods;
     size_t npods;
     bool timed; /* arrival times known (replay possible) */
     bool jobs;  /* Philly-style jobs: whole GPUs, may span nodes */
+    /* replay: how the jobs are submitted (zero: oracle estimates, no
+     * checkpoints, no protection) */
+    sim_est_t estimates;
+    uint64_t est_seed;      /* user estimates: the draw of each job's factor */
+    int64_t checkpoint_ms;  /* > 0: jobs checkpoint this often; a restart resumes */
+    int64_t min_runtime_ms; /* > 0: every pod's corral.dev/min-runtime */
 } sim_workload_t;
 
 typedef struct sim_cluster {
@@ -62,6 +73,7 @@ typedef struct sim_policy {
     bool evict;                      /* preempt and reclaim */
     const corral_schedconf_t *conf;  /* --config on top of the switches above; may be NULL */
     const corral_score_tune_t *tune; /* score constants (bench/fgd_cv.c); NULL: defaults */
+    bool one_queue;                  /* replay: one global queue, not the trace's (fifo-easy) */
 } sim_policy_t;
 
 const sim_policy_t *corral__sim_policy(const char *name);
@@ -72,9 +84,15 @@ void corral__sim_config(const sim_policy_t *p, uint64_t seed, corral_sched_confi
 void corral__sim_add_node(corral_engine_t *e, corral_arena_t *a, const sim_node_t *n);
 void corral__sim_add_pod(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
                          const char *name, const char *group, int64_t now);
-/* The same, with a corral.dev/runtime-estimate (ms; -1 for none). */
+/* Annotations the replay adds to a pod (ms; -1 for none): runtime estimate,
+ * min-runtime protection, checkpoint interval. */
+typedef struct sim_pod_ann {
+    int64_t est_ms, min_run_ms, ckpt_ms;
+} sim_pod_ann_t;
+/* The same, with those annotations. */
 void corral__sim_add_pod_est(corral_engine_t *e, corral_arena_t *a, const sim_pod_t *p,
-                             const char *name, const char *group, int64_t now, int64_t est_ms);
+                             const char *name, const char *group, int64_t now,
+                             const sim_pod_ann_t *ann);
 
 #define FGD_POINTS 6
 extern const int corral__fgd_points[FGD_POINTS]; /* 50 75 90 100 110 130 */

@@ -81,9 +81,38 @@ spec:
   strictOrder: true
   policy: binpack
 YAML
-expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" --output json
+expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" --output json \
+    --estimates oracle
 printf '%s' "$OUT" >"$TMP/c0.json"
 [ "$(json "$TMP/c0.json" 'd["queueing_delay_s"]["p99"]')" = "90.0" ] || fail "corral p99: $OUT"
+[ "$(json "$TMP/c0.json" 'd["estimates"]')" = "oracle" ] || fail "estimates: $OUT"
+
+# --- --estimates: what every policy is told (tests/sim/test_replay.c) ---
+# By default users ask for a time limit: the 100 s job asks for 15m, so the
+# 30 s job (asking 15m too) no longer ends before the reservation: it waits.
+expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" --output json
+printf '%s' "$OUT" >"$TMP/c0u.json"
+[ "$(json "$TMP/c0u.json" 'd["queueing_delay_s"]["p99"]')" = "130.0" ] || fail "user p99: $OUT"
+[ "$(json "$TMP/c0u.json" 'd["estimates"]')" = "user" ] || fail "default estimates: $OUT"
+# FIFO with EASY backfill, oracle estimates: the 1-GPU job backfills (ends
+# at 50 s, before the 4-GPU job's reservation at 100 s); without estimates
+# nothing is reserved and it starts at once too: in both the 4-GPU job waits
+# 90 s for the first one to end (p99 90 s; plain fifo: 130 s).
+for e in oracle none; do
+    expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+        --policy fifo-easy --estimates "$e" --output json
+    printf '%s' "$OUT" >"$TMP/e.json"
+    [ "$(json "$TMP/e.json" 'd["queueing_delay_s"]["p99"]')" = "90.0" ] || fail "easy $e: $OUT"
+done
+expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+    --policy fifo --estimates oracle --checkpoint-interval 1h --min-runtime 30m
+expect_out "runtime estimates: oracle; checkpoints every 60m; min-runtime 30m"
+expect_out "fifo       53.75"
+expect_exit 2 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" --estimates exact
+expect_out "--estimates must be oracle, user or none"
+expect_exit 2 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
+    --checkpoint-interval soon
+expect_out "--checkpoint-interval expects a duration"
 expect_exit 0 "$CORRAL" sim --nodes 1 --gpus-per-node 4 --trace "$TMP/jobs1.csv" \
     --config "$TMP/strict.yaml" --policy corral --output json
 printf '%s' "$OUT" >"$TMP/c1.json"

@@ -30,13 +30,25 @@ static sim_pod_t job(const char *name, int64_t at_s, int gpus, int64_t dur_s, co
     return p;
 }
 
+/* Replay workload w (its estimate model, checkpoints, protection) under policy. */
+static void run_w(sim_node_t *nodes, size_t nn, const sim_workload_t *w, const char *policy,
+                  rresult_t *out)
+{
+    sim_cluster_t c = {nodes, nn, 0};
+    for (size_t i = 0; i < nn; i++)
+        c.gpus += nodes[i].gpus;
+    const sim_policy_t *pol = corral__sim_policy(policy);
+    cr_assert_not_null(pol);
+    cr_assert_eq(corral__replay_run(&c, w, pol, NULL, NULL, out), 0);
+}
+
 static void run(sim_node_t *nodes, size_t nn, sim_pod_t *pods, size_t np, const char *policy,
                 rresult_t *out)
 {
     sim_cluster_t c = {nodes, nn, 0};
     for (size_t i = 0; i < nn; i++)
         c.gpus += nodes[i].gpus;
-    sim_workload_t w = {pods, np, true, true};
+    sim_workload_t w = {pods, np, true, true, SIM_EST_ORACLE, 0, 0, 0};
     const sim_policy_t *pol = corral__sim_policy(policy);
     cr_assert_not_null(pol);
     cr_assert_eq(corral__replay_run(&c, &w, pol, NULL, NULL, out), 0);
@@ -175,6 +187,167 @@ Test(replay, reclaim_restarts_the_victim)
     near(r.delay_mean, 0);
     near(r.jct_mean, (1000 + 1020 + 10) / 3.0);
     near(r.makespan_s, 1020);
+    corral__replay_result_free(&r);
+}
+
+/*
+ * EASY backfill on one node of 4 GPUs. A (3 GPUs, 0-100 s), B (4 GPUs at
+ * 10 s, 50 s), C (1 GPU at 20 s, 200 s), D (1 GPU at 30 s, 50 s).
+ *
+ * fifo-easy, oracle estimates: B cannot start; its reservation is all 4
+ * GPUs at T = 100 (when A ends). C would end at 220 > T on a reserved GPU:
+ * it waits. D ends at 80 <= T: it starts at once, 30-80. A ends, B runs
+ * 100-150, C 150-350. Delays 0, 90, 130, 0: mean 55, p99 130.
+ *
+ * User estimates: A asks for 15m (100 s x [1,5) rounds up to 15m), so T is
+ * 900 s and D (asking 15m too) would end at 930 > T: D waits with C and both
+ * start when B ends at 150. Delays 0, 90, 130, 120: mean 85.
+ *
+ * No estimates: A is never expected to end, so B has no reservation: C
+ * takes the free GPU at once (as under binpack), D waits for A and runs
+ * 100-150, B waits until C ends at 220. Delays 0, 210, 0, 70: mean 70,
+ * p99 210.
+ */
+static sim_pod_t easy_w[] = {{0}, {0}, {0}, {0}};
+
+static void easy_run(sim_est_t est, const char *policy, rresult_t *r)
+{
+    easy_w[0] = job("A", 0, 3, 100, NULL);
+    easy_w[1] = job("B", 10, 4, 50, NULL);
+    easy_w[2] = job("C", 20, 1, 200, NULL);
+    easy_w[3] = job("D", 30, 1, 50, NULL);
+    sim_workload_t w = {easy_w, 4, true, true, est, 7, 0, 0};
+    run_w(nodes4, 1, &w, policy, r);
+}
+
+Test(replay, easy_backfill_oracle)
+{
+    rresult_t r;
+    easy_run(SIM_EST_ORACLE, "fifo-easy", &r);
+    near(r.delay_mean, 55);
+    near(r.delay_p99, 130);
+    near(r.delay_p50, 0);
+    near(r.makespan_s, 350);
+    corral__replay_result_free(&r);
+}
+
+Test(replay, easy_backfill_user_estimates)
+{
+    rresult_t r;
+    easy_run(SIM_EST_USER, "fifo-easy", &r);
+    near(r.delay_mean, 85);
+    near(r.delay_p99, 130);
+    corral__replay_result_free(&r);
+}
+
+Test(replay, easy_backfill_no_estimates)
+{
+    rresult_t r;
+    easy_run(SIM_EST_NONE, "fifo-easy", &r);
+    near(r.delay_mean, 70);
+    near(r.delay_p99, 210);
+    near(r.makespan_s, 270);
+    corral__replay_result_free(&r);
+}
+
+/* Plain FIFO on the same jobs: C and D wait behind B whatever the estimates
+ * (0, 90, 130, 120: mean 85). */
+Test(replay, fifo_ignores_estimates)
+{
+    rresult_t r;
+    easy_run(SIM_EST_ORACLE, "fifo", &r);
+    near(r.delay_mean, 85);
+    corral__replay_result_free(&r);
+}
+
+/* User estimates: the factor is in [1, 5), the same for the same (seed,
+ * job), and spread over that range (mean 3 within 0.05 over 20,000 jobs). */
+Test(replay, user_factor_deterministic_and_uniform)
+{
+    double sum = 0, lo = 5, hi = 1;
+    bool differs = false;
+    for (uint32_t j = 0; j < 20000; j++) {
+        double f = corral__user_factor(1, j);
+        cr_assert(f >= 1 && f < 5, "factor %f", f);
+        cr_assert_eq(f, corral__user_factor(1, j));
+        differs |= f != corral__user_factor(2, j);
+        sum += f;
+        lo = f < lo ? f : lo;
+        hi = f > hi ? f : hi;
+    }
+    cr_assert(differs, "another seed draws other factors");
+    cr_assert(fabs(sum / 20000 - 3) < 0.05, "mean factor %f", sum / 20000);
+    cr_assert(lo < 1.01 && hi > 4.99, "range %f..%f", lo, hi);
+}
+
+/* The requested limit is the smallest round value at or above true x factor,
+ * at most 7 days; none for a job that runs forever. */
+Test(replay, user_estimate_rounds_up)
+{
+    const int64_t M = 60 * S, H = 60 * M, D = 24 * H;
+    const int64_t ladder[] = {15 * M, 30 * M, H,     2 * H, 4 * H, 8 * H,
+                              12 * H, D,      2 * D, 3 * D, 7 * D};
+    int64_t trues[] = {1 * S, 10 * M, 50 * M, 3 * H, 20 * H, 2 * D};
+    for (size_t t = 0; t < sizeof(trues) / sizeof(trues[0]); t++) {
+        for (uint32_t j = 0; j < 200; j++) {
+            int64_t est = corral__user_estimate(trues[t], 9, j);
+            double want = (double)trues[t] * corral__user_factor(9, j);
+            size_t k = 0;
+            while (k < 10 && (double)ladder[k] < want)
+                k++;
+            cr_assert_eq(est, ladder[k], "true %lld job %u: %lld", (long long)trues[t], j,
+                         (long long)est);
+            cr_assert_geq(est, trues[t]);
+        }
+    }
+    cr_assert_eq(corral__user_estimate(1 * S, 9, 0), 15 * M);
+    cr_assert_eq(corral__user_estimate(8 * D, 9, 0), 7 * D, "capped at the site's maximum");
+    cr_assert_eq(corral__user_estimate(-1, 9, 0), -1);
+    sim_est_t e;
+    cr_assert_eq(corral__parse_estimates("user", &e), 0);
+    cr_assert_eq(e, SIM_EST_USER);
+    cr_assert_eq(corral__parse_estimates("none", &e), 0);
+    cr_assert_eq(e, SIM_EST_NONE);
+    cr_assert_eq(corral__parse_estimates("exact", &e), -1);
+}
+
+/*
+ * Checkpoints: the reclaim case above with jobs checkpointing every 4 s.
+ * X2 ran 10 s when reclaimed: it keeps 8 s, loses 2 s x 2 GPUs = 4
+ * GPU-seconds, restarts at 20 with 992 s left and ends at 1012.
+ */
+Test(replay, checkpoint_resumes)
+{
+    sim_pod_t p[] = {job("X1", 0, 2, 1000, "q1"), job("X2", 0, 2, 1000, "q1"),
+                     job("Y", 10, 2, 10, "q2")};
+    sim_workload_t w = {p, 3, true, true, SIM_EST_ORACLE, 0, 4 * S, 0};
+    rresult_t r;
+    run_w(nodes4, 1, &w, "corral", &r);
+    cr_assert_eq(r.preempted_pods, 1);
+    near(r.lost_gpu_hours, 4.0 / 3600);
+    near(r.jct_mean, (1000 + 1012 + 10) / 3.0);
+    near(r.makespan_s, 1012);
+    corral__replay_result_free(&r);
+}
+
+/*
+ * min-runtime: the reclaim case with every pod protected for its first 60 s.
+ * Y (at 10 s) waits: both q1 jobs are protected until 60, when the replay
+ * runs a cycle although nothing arrives or ends (a live scheduler would).
+ * X2 is reclaimed after 60 s (2 GPUs x 60 s lost), Y runs 60-70, X2 starts
+ * over at 70 and ends at 1070. Delays 0, 0, 50.
+ */
+Test(replay, min_runtime_wakes_up_when_protection_ends)
+{
+    sim_pod_t p[] = {job("X1", 0, 2, 1000, "q1"), job("X2", 0, 2, 1000, "q1"),
+                     job("Y", 10, 2, 10, "q2")};
+    sim_workload_t w = {p, 3, true, true, SIM_EST_ORACLE, 0, 0, 60 * S};
+    rresult_t r;
+    run_w(nodes4, 1, &w, "corral", &r);
+    cr_assert_eq(r.preempted_pods, 1);
+    near(r.lost_gpu_hours, 120.0 / 3600);
+    near(r.delay_mean, 50.0 / 3);
+    near(r.jct_mean, (1000 + 1070 + 60) / 3.0);
     corral__replay_result_free(&r);
 }
 

@@ -40,7 +40,7 @@ Test(replay_share, per_day_by_hand)
 {
     sim_pod_t pods[] = {job("A", 0, 2, 2 * DAY_S, "a"), job("B", DAY_S, 1, DAY_S / 2, "b")};
     sim_cluster_t c = {nodes4, 1, 4};
-    sim_workload_t w = {pods, 2, true, true};
+    sim_workload_t w = {pods, 2, true, true, SIM_EST_ORACLE, 0, 0, 0};
     const sim_policy_t *pol = corral__sim_policy("binpack");
     cr_assert_not_null(pol);
     rresult_t r;
