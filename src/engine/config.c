@@ -26,13 +26,10 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->fair_usage_weight = 0.5;
 }
 
-static const char *const policy_names[CORRAL_POLICY_COUNT] = {
-    "corral", "binpack", "spread", "random", "bestfit", "dotprod", "fgd"};
-
 int corral_policy_from_name(const char *name)
 {
     for (int i = 0; i < CORRAL_POLICY_COUNT; i++) {
-        if (strcmp(name, policy_names[i]) == 0)
+        if (strcmp(name, corral__policy_ops(i)->name) == 0)
             return i;
     }
     return -1;
@@ -40,7 +37,8 @@ int corral_policy_from_name(const char *name)
 
 const char *corral_policy_name(corral_policy_t p)
 {
-    return (unsigned)p < CORRAL_POLICY_COUNT ? policy_names[p] : "?";
+    const policy_ops_t *ops = corral__policy_ops((int)p);
+    return ops ? ops->name : "?";
 }
 
 static void set_flag(int *w, corral_opt_i32_t o)

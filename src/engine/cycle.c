@@ -348,7 +348,7 @@ int corral_engine_cycle(corral_engine_t *e, int64_t now_ns, const corral_decisio
     corral__queues_prepare(e);
     if (recount || e->pd.pc_dirty)
         resolve_priorities(e);
-    if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
+    if (corral__policy(e)->workload)
         corral__derive_workload(e);
     qjobs_t *qj = q ? corral__jobs_of(e, e->pd.fresh.items, e->pd.fresh.n)
                     : corral__jobs_all(e, recount, e->pd.prio_changed);

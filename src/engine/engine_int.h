@@ -611,7 +611,17 @@ uint32_t corral__res_fit_x(corral_engine_t *e, const epod_t *p, const enode_t *n
 #define MISS_GPU_SHARE (1u << 31)
 #define MISS_RESERVED  (1u << 30) /* GPUs reserved for another queue */
 
-/* score.c: k[0..4], compared lexicographically, higher wins */
+/* score.c: the policies as a table of functions (corral_policy_t order):
+ * how each scores a node, and what it needs prepared. */
+typedef struct policy_ops {
+    const char *name; /* as in SchedulerConfiguration and --policy */
+    void (*score)(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask, int64_t k[5]);
+    bool workload; /* measures fragmentation: derive the workload before placing */
+} policy_ops_t;
+/* The entry for a policy number (NULL: none), and the engine's policy. */
+const policy_ops_t *corral__policy_ops(int policy);
+const policy_ops_t *corral__policy(const corral_engine_t *e);
+/* k[0..4], compared lexicographically, higher wins */
 void corral__score(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask, int64_t k[5]);
 int corral__score_cmp(const int64_t *a, const int64_t *b);
 

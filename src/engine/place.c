@@ -85,21 +85,15 @@ uint32_t corral__best_node(corral_engine_t *e, uint32_t pid, const place_ctx_t *
     uint32_t best = NONE;
     int64_t bk[5], k[5];
     uint64_t m;
-    /* FGD breaks ties at random, as kube-scheduler does (reservoir sampling). */
-    bool random_ties = false;
-    uint64_t ties = 0;
     for (size_t i = 0; i < e->nd.nnode_order; i++) {
         uint32_t nid = e->nd.node_order[i];
         e->cy.dec.stats.nodes_evaluated++;
         if (!fits(e, p, nid, pc, &m))
             continue;
         corral__score(e, p, &e->nd.nodes.items[nid], &m, k);
-        int c = best == NONE ? 1 : corral__score_cmp(k, bk);
-        if (c == 0 && random_ties && corral__rand(e) % ++ties == 0)
-            c = 1;
-        else if (c > 0)
-            ties = 1;
-        if (c > 0) {
+        /* Ties go to the first node in name order (docs/efficiency.md: FGD
+         * with kube-scheduler's random tie-breaking loses 5 points). */
+        if (best == NONE || corral__score_cmp(k, bk) > 0) {
             best = nid;
             memcpy(bk, k, sizeof(bk));
             *mask = m;
@@ -673,7 +667,7 @@ int corral_engine_place_one(corral_engine_t *e, const char *ns, const char *name
         return CORRAL_EINVAL;
     e->now = now_ns;
     corral__node_order(e);
-    if (e->cfg.policy == CORRAL_POLICY_FGD || e->cfg.policy == CORRAL_POLICY_CORRAL)
+    if (corral__policy(e)->workload)
         corral__derive_workload(e);
     place_ctx_t pc = {false, NULL};
     uint64_t mask = 0;

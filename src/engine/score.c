@@ -259,32 +259,75 @@ static int64_t score_fgd(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
     return best;
 }
 
+/* --- the policies, as a table (the design's plug-in table) ---------------------------- */
+
+static void score_binpack(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
+                          int64_t k[5])
+{
+    (void)e, (void)mask;
+    k[0] = mean_util(p, n, false);
+}
+
+static void score_spread(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
+                         int64_t k[5])
+{
+    (void)e, (void)mask;
+    k[0] = mean_util(p, n, true);
+}
+
+static void score_random(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
+                         int64_t k[5])
+{
+    (void)p, (void)n, (void)mask;
+    k[0] = (int64_t)(corral__rand(e) >> 1);
+}
+
+static void score_bestfit(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
+                          int64_t k[5])
+{
+    (void)mask;
+    k[0] = -best_fit_left(e, p, n);
+}
+
+static void score_dotprod(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
+                          int64_t k[5])
+{
+    (void)mask;
+    k[0] = dot_product(e, p, n);
+}
+
+static void score_fgd_k(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
+                        int64_t k[5])
+{
+    k[0] = score_fgd(e, p, n, mask);
+}
+
+/* In corral_policy_t order. */
+static const policy_ops_t policies[CORRAL_POLICY_COUNT] = {
+    [CORRAL_POLICY_CORRAL] = {"corral", score_corral, true},
+    [CORRAL_POLICY_BINPACK] = {"binpack", score_binpack, false},
+    [CORRAL_POLICY_SPREAD] = {"spread", score_spread, false},
+    [CORRAL_POLICY_RANDOM] = {"random", score_random, false},
+    [CORRAL_POLICY_BESTFIT] = {"bestfit", score_bestfit, false},
+    [CORRAL_POLICY_DOTPROD] = {"dotprod", score_dotprod, false},
+    [CORRAL_POLICY_FGD] = {"fgd", score_fgd_k, true},
+};
+
+const policy_ops_t *corral__policy_ops(int policy)
+{
+    return policy >= 0 && policy < CORRAL_POLICY_COUNT ? &policies[policy] : NULL;
+}
+
+const policy_ops_t *corral__policy(const corral_engine_t *e)
+{
+    const policy_ops_t *ops = corral__policy_ops((int)e->cfg.policy);
+    return ops ? ops : &policies[CORRAL_POLICY_CORRAL];
+}
+
 void corral__score(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask, int64_t k[5])
 {
     memset(k, 0, 5 * sizeof(*k));
-    switch (e->cfg.policy) {
-    case CORRAL_POLICY_BINPACK:
-        k[0] = mean_util(p, n, false);
-        break;
-    case CORRAL_POLICY_SPREAD:
-        k[0] = mean_util(p, n, true);
-        break;
-    case CORRAL_POLICY_RANDOM:
-        k[0] = (int64_t)(corral__rand(e) >> 1);
-        break;
-    case CORRAL_POLICY_BESTFIT:
-        k[0] = -best_fit_left(e, p, n);
-        break;
-    case CORRAL_POLICY_DOTPROD:
-        k[0] = dot_product(e, p, n);
-        break;
-    case CORRAL_POLICY_FGD:
-        k[0] = score_fgd(e, p, n, mask);
-        break;
-    default:
-        score_corral(e, p, n, mask, k);
-        break;
-    }
+    corral__policy(e)->score(e, p, n, mask, k);
 }
 
 int corral__score_cmp(const int64_t *a, const int64_t *b)
