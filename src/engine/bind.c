@@ -92,7 +92,7 @@ void corral__bind(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t mask)
     }
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
         e->pd.npending--;
-    p->state = POD_BOUND; /* from pending, or GONE on the way back to terminating */
+    corral__pod_state(e, p, POD_BOUND); /* from pending, or GONE on the way back to terminating */
     p->node = nid;
     p->gpu_mask = mask;
     p->start_ns = e->now;
@@ -160,7 +160,7 @@ void corral__unbind(corral_engine_t *e, uint32_t pid)
     }
     /* A terminating pod taken off stays out of everything (GONE): were it
      * pending, it would count for its queue again and could be placed. */
-    p->state = leaving ? POD_GONE : POD_PENDING;
+    corral__pod_state(e, p, leaving ? POD_GONE : POD_PENDING);
     e->pd.npending += !leaving;
     p->node = NONE;
     p->gpu_mask = 0;
@@ -179,7 +179,7 @@ void corral__restore(corral_engine_t *e, uint32_t pid, uint32_t nid, uint64_t ma
     p->start_ns = start_ns;
     if (state != p->state) {
         corral__contrib(e, p, -1);
-        p->state = state;
+        corral__pod_state(e, p, state);
         corral__contrib(e, p, 1);
     }
 }
@@ -188,7 +188,7 @@ void corral__terminate(corral_engine_t *e, uint32_t pid)
 {
     epod_t *p = &e->pd.pods.items[pid];
     corral__contrib(e, p, -1);
-    p->state = POD_TERMINATING;
+    corral__pod_state(e, p, POD_TERMINATING);
     corral__contrib(e, p, 1);
 }
 

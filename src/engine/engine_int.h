@@ -219,6 +219,7 @@ typedef struct egroup {
     uint32_t listed_q;    /* the queue whose job list holds it, or NONE */
     bool adding;          /* being added to a list (dedup) */
     uint32_t nbound;      /* its pods bound now */
+    uint32_t npend;       /* its pods in state POD_PENDING (corral__pod_state) */
     uint32_t run_idx;     /* its place in the engine's running list while nbound > 0 */
     uint64_t queue_ver;   /* queue resolved against this version of the queues */
     const char *st_phase; /* phase and message last reported */
@@ -519,6 +520,20 @@ struct corral_engine {
         (v).items[(v).n++] = (x);                                                                  \
     } while (0)
 
+/* Every change of a pod's state goes through here: its group counts its
+ * pending pods (the job lists ask "does it still wait?" for every job of
+ * every cycle). */
+static inline void corral__pod_state(corral_engine_t *e, epod_t *p, uint8_t state)
+{
+    if (p->state == state)
+        return;
+    if (p->group < e->pd.groups.n) {
+        egroup_t *g = &e->pd.groups.items[p->group];
+        g->npend += (state == POD_PENDING) - (p->state == POD_PENDING);
+    }
+    p->state = state;
+}
+
 /* --- rvec helpers ---------------------------------------------------------------------------- */
 
 static inline void rv_add(rvec_t *a, const rvec_t *b, int n)
@@ -587,8 +602,9 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
 /* groups.c: a group by ns/name (created, implicit or not, if new). */
 uint32_t corral__group_get(corral_engine_t *e, const char *ns, const char *name, bool implicit);
 void corral__group_reap(corral_engine_t *e, uint32_t gid);
-void corral__group_add_pod(egroup_t *g, uint32_t pid);
-void corral__group_del_pod(egroup_t *g, uint32_t pid);
+/* A pod joins or leaves group g; pending: its state is POD_PENDING. */
+void corral__group_add_pod(egroup_t *g, uint32_t pid, bool pending);
+void corral__group_del_pod(egroup_t *g, uint32_t pid, bool pending);
 int corral__upsert_podgroup(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag);
 int corral__upsert_queue(corral_engine_t *e, const corral_obj_t *o, corral_diag_t *diag);
 int corral__upsert_pc(corral_engine_t *e, const corral_obj_t *o);

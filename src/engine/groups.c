@@ -55,18 +55,20 @@ void corral__group_reap(corral_engine_t *e, uint32_t gid)
     VEC_PUSH(e->pd.group_dead, gid);
 }
 
-void corral__group_add_pod(egroup_t *g, uint32_t pid)
+void corral__group_add_pod(egroup_t *g, uint32_t pid, bool pending)
 {
     corral_grow((void **)&g->pods, &g->cappods, g->npods + 1, sizeof(*g->pods));
     g->pods[g->npods++] = pid;
+    g->npend += pending;
 }
 
-void corral__group_del_pod(egroup_t *g, uint32_t pid)
+void corral__group_del_pod(egroup_t *g, uint32_t pid, bool pending)
 {
     for (size_t i = 0; i < g->npods; i++) {
         if (g->pods[i] == pid) {
             memmove(&g->pods[i], &g->pods[i + 1], (g->npods - i - 1) * sizeof(*g->pods));
             g->npods--;
+            g->npend -= pending;
             return;
         }
     }

@@ -146,7 +146,7 @@ static void pod_group(corral_engine_t *e, uint32_t pid, const corral_obj_t *o)
         g->age = p->age;
     }
     p->group = gid;
-    corral__group_add_pod(&e->pd.groups.items[gid], pid);
+    corral__group_add_pod(&e->pd.groups.items[gid], pid, p->state == POD_PENDING);
     corral__touch(e, gid);
 }
 
@@ -224,7 +224,7 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
         p->min_run_ns = ann_duration(o, ANN_MIN_RUN, 0, diag);
         if ((p->state == POD_PENDING || p->state == POD_FOREIGN) && bound) {
             corral__contrib(e, p, -1);
-            p->state = POD_PENDING;
+            corral__pod_state(e, p, POD_PENDING);
             corral__contrib(e, p, 1);
             return bind_prebound(e, pid, o, diag);
         }
@@ -261,7 +261,7 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
     e->pd.npending++;
     corral__contrib(e, p, 1);
     if (!bound && !ours(e, src->spec.scheduler_name)) {
-        p->state = POD_FOREIGN;
+        corral__pod_state(e, p, POD_FOREIGN);
         corral__set_reason(e, pid,
                            "not scheduled by Corral: spec.schedulerName names another scheduler");
     }

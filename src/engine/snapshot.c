@@ -236,7 +236,7 @@ static int remove_pod(corral_engine_t *e, const char *ns, const char *name)
     corral__nominate_clear(e, p);
     corral_hmap_del(&e->pd.pod_by_key, p->key);
     egroup_t *g = &e->pd.groups.items[p->group];
-    corral__group_del_pod(g, pid);
+    corral__group_del_pod(g, pid, p->state == POD_PENDING);
     corral__touch(e, p->group);
     corral__contrib(e, p, -1);
     if (p->state == POD_PENDING || p->state == POD_FOREIGN)
@@ -425,6 +425,16 @@ int corral_engine_selfcheck(corral_engine_t *e, char *msg, size_t len)
         snprintf(msg, len, "kept %lld pending pods, counted %lld", (long long)e->pd.npending,
                  (long long)pending);
         return CORRAL_EINVAL;
+    }
+    for (size_t i = 0; i < e->pd.groups.n; i++) {
+        const egroup_t *g = &e->pd.groups.items[i];
+        uint32_t n = 0;
+        for (size_t j = 0; g->alive && j < g->npods; j++)
+            n += e->pd.pods.items[g->pods[j]].state == POD_PENDING;
+        if (g->alive && n != g->npend) {
+            snprintf(msg, len, "group %s: kept %u pending pods, counted %u", g->key, g->npend, n);
+            return CORRAL_EINVAL;
+        }
     }
     return corral__tally_check(e, msg, len);
 }
