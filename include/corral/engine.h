@@ -56,7 +56,7 @@ typedef struct corral_score_tune {
 
 typedef struct corral_sched_config {
     /* Actions, run in this order each cycle. */
-    bool enqueue;
+    bool enqueue; /* accepted for Volcano's action lists; its checks always run */
     bool allocate;
     bool backfill;
     bool preempt;
