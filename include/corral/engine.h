@@ -82,7 +82,6 @@ typedef struct corral_sched_config {
     double fair_usage_weight; /* 0..1: weight of the past against the present */
 } corral_sched_config_t;
 
-
 /* Fill the defaults documented in docs/scheduling.md. */
 void corral_sched_config_default(corral_sched_config_t *c);
 /* Parse a policy name ("corral", "binpack", ...); -1 when unknown. */
