@@ -22,6 +22,7 @@ void corral_sched_config_default(corral_sched_config_t *c)
      * gains 1.5 points on held-out share-heavy lists but loses 0.13 on the
      * default list and 0.6 on a cpu-heavy one, so packing stays. */
     c->tune.share_pack = c->tune.whole_pack = c->tune.cpu_pack = 1;
+    c->tune.share_heavy = 500;
     c->fair_half_life_ns = 0; /* fair share off: today's order of service exactly */
     c->fair_usage_weight = 0.5;
 }
