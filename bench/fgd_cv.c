@@ -7,7 +7,7 @@
  *       --variant 'NAME:key=value,...' ... [--seeds K] [--first-seed S] [--threads N]
  *
  * Keys: frag_div, share_gpu, share_first, share_node, cpu_pod, whole_cpu,
- * share_pack, whole_pack, cpu_pack
+ * share_pack, whole_pack, cpu_pack, share_heavy
  * (engine.h); a variant starts from the engine's defaults; the variant
  * "fgd" runs the fgd policy instead. Prints one tab-separated line per run:
  * variant, list, seed, unallocated GPU % at 100% arrived, failed pods.
@@ -59,6 +59,7 @@ static int set_key(corral_score_tune_t *t, const char *k, int v)
         {"share_pack", offsetof(corral_score_tune_t, share_pack)},
         {"whole_pack", offsetof(corral_score_tune_t, whole_pack)},
         {"cpu_pack", offsetof(corral_score_tune_t, cpu_pack)},
+        {"share_heavy", offsetof(corral_score_tune_t, share_heavy)},
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         if (strcmp(keys[i].k, k) == 0) {

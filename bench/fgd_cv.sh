@@ -36,6 +36,7 @@ VARIANTS=(
     wcpu:whole_cpu=1
     nosp:share_pack=0
     nowp:whole_pack=0
+    always:share_heavy=1000
     nopack:share_pack=0,whole_pack=0,cpu_pack=0
 )
 args=()

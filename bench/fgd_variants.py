@@ -5,8 +5,8 @@ the default one, emphasizing GPU-sharing, multi-GPU or cpu-only pods; the
 gpuspec ones add GPU-model constraints). Written to OUTDIR (build/, never
 committed, never under the shared traces):
 
-  gpushare60, gpushare80  default with whole-GPU pods turned into shares drawn
-                          from default's shares, until 60% / 80% of the GPU
+  gpushare50 ... 80       default with whole-GPU pods turned into shares drawn
+                          from default's shares, until 50/60/70/80% of the GPU
                           pods are shares (default: 44%, gpushare100: 100%)
   gpuspec15               gpuspec33 with GPU-model constraints kept on a
                           random 15% of the GPU pods instead of 34%
@@ -104,7 +104,9 @@ def main():
     fields, default = read(base + "openb_pod_list_default.csv")
     _, spec33 = read(base + "openb_pod_list_gpuspec33.csv")
     lists = {
+        "gpushare50": gpushare(default, 0.50, random.Random(seed)),
         "gpushare60": gpushare(default, 0.60, random.Random(seed)),
+        "gpushare70": gpushare(default, 0.70, random.Random(seed)),
         "gpushare80": gpushare(default, 0.80, random.Random(seed)),
         "gpuspec15": gpuspec(spec33, 0.15, random.Random(seed)),
         "multigpu30": multigpu(default, 0.30, random.Random(seed)),

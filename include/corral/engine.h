@@ -52,6 +52,8 @@ typedef struct corral_score_tune {
     int share_pack;  /* 1: a share prefers the fullest GPU after fragmentation; 0: name order */
     int whole_pack;  /* 1: whole-GPU pods prefer the fewest free whole GPUs; 0: name order */
     int cpu_pack;    /* 1: cpu-only pods prefer nodes with the fewest free GPUs; 0: name order */
+    int share_heavy; /* whole_pack applies only while shares are at most this many permille
+                      * of the workload's GPU pods (1000: always) */
 } corral_score_tune_t;
 
 typedef struct corral_sched_config {

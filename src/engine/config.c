@@ -19,9 +19,11 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_cpu = 0; /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
     c->tune.frag_div = 1000; /* FGD's own; cross-validated, docs/decisions.md */
     /* Cross-validated (docs/efficiency.md): leaving whole-GPU pods unpacked
-     * gains 1.5 points on held-out share-heavy lists but loses 0.13 on the
-     * default list and 0.6 on a cpu-heavy one, so packing stays. */
+     * gains 1.3-1.5 points on held-out share-heavy lists but loses 0.13 on
+     * the default list and 0.6 on a cpu-heavy one, so packing stays unless
+     * shares are most of the workload's GPU pods (share_heavy, permille). */
     c->tune.share_pack = c->tune.whole_pack = c->tune.cpu_pack = 1;
+    c->tune.share_heavy = 500;
     c->fair_half_life_ns = 0; /* fair share off: today's order of service exactly */
     c->fair_usage_weight = 0.5;
 }

@@ -420,6 +420,9 @@ typedef struct eng_frag {
     size_t nshape_models;
     bool workload_set;
     uint64_t frag_epoch;
+    /* Share pods' frequency among the workload's GPU pods, permille: set
+     * with the workload (once per epoch), read by the corral score. */
+    int share_permille;
     uint64_t pods_version;
     /* Shapes of the pods held, counted as pods come and go: the workload
      * derived from them is rebuilt once 1% of it has changed. */

@@ -71,6 +71,13 @@ int corral_engine_set_workload(corral_engine_t *e, const corral_shape_t *shapes,
         for (size_t j = 0; j < s->nmodels; j++)
             e->fr.shape_models[nmodels - s->nmodels + j] = model_id(e, shapes[i].models[j]);
     }
+    double share = 0, gpu = 0;
+    for (size_t i = 0; i < e->fr.nshapes; i++) {
+        const eshape_t *s = &e->fr.shapes[i];
+        gpu += s->gpus ? s->p : 0;
+        share += s->gpus == 1 && s->milli < 1000 ? s->p : 0;
+    }
+    e->fr.share_permille = gpu > 0 ? (int)(1000.0 * share / gpu + 0.5) : 0;
     e->fr.workload_set = true;
     e->fr.frag_epoch++;
     return 0;

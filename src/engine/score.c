@@ -9,8 +9,10 @@
  *      untolerated PreferNoSchedule taints;
  *   1b. GPU models: a pod that may run on any model prefers the models the
  *      workload's model-bound pods want least (model pressure, frag.c);
- *   2. GPU packing: whole-GPU pods go where the fewest whole GPUs stay free;
- *      shares go to the GPU with the least room left; pods without GPUs avoid
+ *   2. GPU packing: whole-GPU pods go where the fewest whole GPUs stay free,
+ *      unless shares are most of the workload's GPU pods (then a whole GPU
+ *      left free is more use to the shares; frag.c derives the fraction once
+ *      per workload); shares go to the GPU with the least room left; pods without GPUs avoid
  *      nodes with free GPUs (each switchable in cfg.tune, cross-validated
  *      against the alternatives in docs/efficiency.md);
  *   3. NVLink quality of the chosen set (slowest link, then NVLink count);
@@ -136,7 +138,9 @@ static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64
         uint64_t free = all & ~(n->whole_mask | n->share_mask | n->nominated_mask);
         const struct gpu_pick *pk =
             p->gpus <= GPU_PICK_MAX ? corral__gpu_pick(n, free, p->gpus) : NULL;
-        k[2] = c->w_pack && t->whole_pack ? -free_whole(n, *mask) : 0;
+        k[2] = c->w_pack && t->whole_pack && e->fr.share_permille <= t->share_heavy
+                   ? -free_whole(n, *mask)
+                   : 0;
         int worst, nv, left;
         if (pk && pk->set == *mask) {
             worst = pk->worst, nv = pk->nvsum, left = pk->leftover;
