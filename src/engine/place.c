@@ -248,8 +248,7 @@ static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t
                     const place_ctx_t *pc, const char **cap_block)
 {
     plan_t plan = {NULL, 0};
-    if (need > 1)
-        gang_plan(e, pods[0], need, pc, &plan);
+    bool planned = need <= 1; /* planned lazily: most attempts in a full cluster fail early */
     uint32_t failed[8];
     size_t nfailed = 0;
     int placed = 0;
@@ -272,6 +271,10 @@ static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t
             known = failed[k] == p->rcls && p->nom_node == NONE;
         if (known)
             continue;
+        if (!planned) {
+            gang_plan(e, pods[0], need, pc, &plan);
+            planned = true;
+        }
         uint64_t mask = 0;
         uint32_t nid = place_pod(e, pid, need > 1 ? &plan : NULL, pc, &mask);
         if (nid == NONE) {

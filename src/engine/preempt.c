@@ -170,9 +170,10 @@ static void group_units(corral_engine_t *e, const egroup_t *g, uint32_t vgid, bo
             add_unit(v, vg, vgid, &scratch[j], 1, false, e);
         return;
     }
-    qsort_r(scratch, nc, sizeof(*scratch), cmp_youngest, e);
     size_t extras = nb > (size_t)vg->min_member ? nb - (size_t)vg->min_member : 0;
     extras = extras < nc ? extras : nc;
+    if (extras > 0) /* which pods are the youngest matters only then */
+        qsort_r(scratch, nc, sizeof(*scratch), cmp_youngest, e);
     for (size_t j = 0; j < extras; j++)
         add_unit(v, vg, vgid, &scratch[j], 1, true, e);
     if (all && nc > 0) {
