@@ -94,10 +94,11 @@ static void build_kids(corral_engine_t *e)
  * the sum of its children's (ruling 4). */
 static void effective_guarantees(corral_engine_t *e)
 {
+    size_t n = e->qs.queues.n;
+    rvec_t *kids = corral_calloc(n + 1, sizeof(*kids)); /* children's sums */
     uint32_t maxd = 0;
-    for (size_t i = 0; i < e->qs.queues.n; i++) {
+    for (size_t i = 0; i < n; i++) {
         equeue_t *q = &e->qs.queues.items[i];
-        memset(&q->des_eff, 0, sizeof(rvec_t));
         q->gua_eff = q->guarantee;
         q->gua_eff_mask = q->gua_mask;
         for (int d = 0; d < RES_MAX; d++) {
@@ -107,29 +108,26 @@ static void effective_guarantees(corral_engine_t *e)
         maxd = q->alive && q->depth > maxd ? q->depth : maxd;
     }
     for (uint32_t depth = maxd; depth > 0; depth--) {
-        for (size_t i = 0; i < e->qs.queues.n; i++) {
+        /* Queues at this depth are final (their children are deeper): add
+         * each to its parent's sum, then settle the parents' level. */
+        for (size_t i = 0; i < n; i++) {
             const equeue_t *q = &e->qs.queues.items[i];
             if (!q->alive || q->depth != depth || q->parent == NONE)
                 continue;
-            /* q's own sum is final: its children are deeper. Add it to the
-             * parent's running sum (kept in des_eff, unused until prepare). */
-            equeue_t *p = &e->qs.queues.items[q->parent];
-            for (int d = 0; d < RES_MAX; d++)
-                p->des_eff.v[d] += q->gua_eff.v[d];
-            p->gua_eff_mask |= q->gua_eff_mask;
+            rv_add(&kids[q->parent], &q->gua_eff, RES_MAX);
+            e->qs.queues.items[q->parent].gua_eff_mask |= q->gua_eff_mask;
         }
-        for (size_t i = 0; i < e->qs.queues.n; i++) {
+        for (size_t i = 0; i < n; i++) {
             equeue_t *q = &e->qs.queues.items[i];
             if (!q->alive || q->depth != depth - 1)
                 continue;
             for (int d = 0; d < RES_MAX; d++) {
-                if (q->des_eff.v[d] > q->gua_eff.v[d])
-                    q->gua_eff.v[d] = q->des_eff.v[d];
+                if (kids[i].v[d] > q->gua_eff.v[d])
+                    q->gua_eff.v[d] = kids[i].v[d];
             }
         }
     }
-    for (size_t i = 0; i < e->qs.queues.n; i++)
-        memset(&e->qs.queues.items[i].des_eff, 0, sizeof(rvec_t));
+    corral_free(kids);
 }
 
 static void resolve_tree(corral_engine_t *e)
