@@ -267,7 +267,7 @@ static int gang_try(corral_engine_t *e, uint32_t q, const uint32_t *pods, size_t
         if (p->gpus > corral__max_free_whole(e) && p->nom_node == NONE)
             continue; /* no node has that many GPUs free */
         bool known = false;
-        for (size_t k = 0; k < nfailed && !known; k++)
+        for (size_t k = 0; k < nfailed && k < 8 && !known; k++)
             known = failed[k] == p->rcls && p->nom_node == NONE;
         if (known)
             continue;
