@@ -5,6 +5,7 @@
 #define CORRAL_TESTS_ENGINE_TEST_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "corral/engine.h"
@@ -41,6 +42,25 @@ static inline void apply(et_t *t, const char *yaml)
         cr_assert_eq(corral_obj_decode(&t->a, docs[i].root, "t", &t->d, &o), 0);
         cr_assert_eq(corral_engine_upsert(t->e, o, 0, &t->d), 0);
     }
+}
+
+/* The view of pod default/name, which must exist. */
+static inline corral_pod_view_t et_view(et_t *t, const char *name)
+{
+    corral_pod_view_t v;
+    cr_assert_eq(corral_engine_pod(t->e, "default", name, &v), 0, "%s: no such pod", name);
+    return v;
+}
+
+/* Run one cycle; pod default/name must then be bound: its node, copied to out. */
+static inline const char *et_cycle_node(et_t *t, const char *name, char *out, size_t len)
+{
+    const corral_decisions_t *d;
+    cr_assert_eq(corral_engine_cycle(t->e, 0, &d), 0);
+    corral_pod_view_t v = et_view(t, name);
+    cr_assert(v.bound, "%s: not bound", name);
+    snprintf(out, len, "%s", v.node);
+    return out;
 }
 
 #endif

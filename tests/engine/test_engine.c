@@ -175,12 +175,7 @@ static const char *place_whole(int whole_pack)
     corral_shape_t shapes[] = {{1000, 1, 1000, NULL, 0, 1}};
     cr_assert_eq(corral_engine_set_workload(t.e, shapes, 1), 0);
     apply(&t, POD("one", "1"));
-    const corral_decisions_t *d;
-    cr_assert_eq(corral_engine_cycle(t.e, 0, &d), 0);
-    corral_pod_view_t v;
-    cr_assert_eq(corral_engine_pod(t.e, "default", "one", &v), 0);
-    cr_assert(v.bound);
-    snprintf(node, sizeof(node), "%s", v.node);
+    et_cycle_node(&t, "one", node, sizeof(node));
     et_fini(&t);
     return node;
 }

@@ -35,8 +35,7 @@ static void gang_cluster(et_t *t, int min, int n1, int n2)
 
 static const char *reason_of(et_t *t, const char *name)
 {
-    corral_pod_view_t v;
-    cr_assert_eq(corral_engine_pod(t->e, "default", name, &v), 0);
+    corral_pod_view_t v = et_view(t, name);
     return v.bound ? "bound" : v.reason;
 }
 

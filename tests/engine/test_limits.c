@@ -42,8 +42,7 @@ static bool said(const et_t *t, const char *w1, const char *w2)
 
 static const char *reason_of(et_t *t, const char *name)
 {
-    corral_pod_view_t v;
-    cr_assert_eq(corral_engine_pod(t->e, "default", name, &v), 0);
+    corral_pod_view_t v = et_view(t, name);
     return v.reason ? v.reason : "";
 }
 
