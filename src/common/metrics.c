@@ -212,32 +212,40 @@ void corral_metrics_on_collect(corral_metrics_t *m, corral_metrics_collect_fn fn
 
 /* --- series ------------------------------------------------------------------------- */
 
-static void make_key(const corral_metric_t *f, const char *const *values, corral_buf_t *k)
+/* The series key: the label values joined with KEY_SEP, in stack when it
+ * fits (the common case: no allocation for an update), else on the heap. */
+static char *make_key(const corral_metric_t *f, const char *const *values, char *stack, size_t cap)
 {
+    size_t len = 0;
+    for (size_t i = 0; i < f->nlabels; i++)
+        len += strlen(values && values[i] ? values[i] : "") + 1;
+    char *k = len <= cap ? stack : corral_malloc(len);
+    char *p = k;
     for (size_t i = 0; i < f->nlabels; i++) {
         if (i)
-            corral_buf_putc(k, KEY_SEP);
-        const char *v = values && values[i] ? values[i] : "";
+            *p++ = KEY_SEP;
         /* A separator inside a value would merge two series' keys: take it out. */
-        for (const char *p = v; *p; p++)
-            corral_buf_putc(k, (char)(*p == KEY_SEP ? ' ' : *p));
+        for (const char *v = values && values[i] ? values[i] : ""; *v; v++)
+            *p++ = (char)(*v == KEY_SEP ? ' ' : *v);
     }
+    *p = '\0';
+    return k;
 }
 
 /* The series for values, created when absent; NULL when the family is full.
  * Called with the registry lock held. */
 static series_t *series_get(corral_metric_t *f, const char *const *values, bool create)
 {
-    corral_buf_t k;
-    corral_buf_init(&k);
-    make_key(f, values, &k);
+    char stack[256];
+    char *k = make_key(f, values, stack, sizeof(stack));
     uint32_t at;
     series_t *s = NULL;
-    if (corral_hmap_get(&f->idx, corral_buf_str(&k), &at)) {
+    if (corral_hmap_get(&f->idx, k, &at)) {
         s = f->series[at];
     } else if (create && f->n < CORRAL_METRICS_MAX_SERIES) {
         s = corral_calloc(1, sizeof(*s));
-        s->key = corral_buf_steal(&k);
+        s->key = k == stack ? corral_strdup(k) : k;
+        k = NULL;
         s->values = corral_calloc(f->nlabels ? f->nlabels : 1, sizeof(char *));
         size_t len = 0;
         for (size_t i = 0; i < f->nlabels; i++)
@@ -257,7 +265,8 @@ static series_t *series_get(corral_metric_t *f, const char *const *values, bool 
         corral_hmap_put(&f->idx, s->key, (uint32_t)f->n);
         f->series[f->n++] = s;
     }
-    corral_buf_fini(&k);
+    if (k != stack)
+        corral_free(k);
     return s;
 }
 
