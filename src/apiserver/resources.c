@@ -195,16 +195,24 @@ static void group_json(corral_buf_t *b, const char *group, const char *version, 
     corral_buf_putc(b, '}');
 }
 
-/* Resources that are requests, not stored objects (create only): the
- * reviews. They are served in discovery like the others. */
+/* Resources that are not stored objects: the reviews (requests, create
+ * only) and metrics.k8s.io (the built-in metrics-server, get and list).
+ * They are served in discovery like the others. */
 typedef struct review_res {
-    const char *group, *version, *name, *kind;
+    const char *group, *version, *name, *kind, *singular;
+    bool ns;
+    const char *verbs;
 } review_res_t;
 
 static const review_res_t reviews[] = {
-    {"authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview"},
-    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview"},
-    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", "", false,
+     "[\"create\"]"},
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", "", false,
+     "[\"create\"]"},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", "", false,
+     "[\"create\"]"},
+    {"metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", "", false, "[\"get\",\"list\"]"},
+    {"metrics.k8s.io", "v1beta1", "pods", "PodMetrics", "", true, "[\"get\",\"list\"]"},
 };
 
 static bool review_group(const char *group, const char *version)
@@ -330,6 +338,11 @@ static void subresources_json(corral_buf_t *b, const corral__res_t *res)
         resource_json(b, "pods/log", "", true, NULL, NULL, "Pod", "[\"get\"]");
         corral_buf_putc(b, '}');
     }
+    if (i->kind == CORRAL_KIND_NODE) {
+        corral_buf_putc(b, ',');
+        resource_json(b, "nodes/proxy", "", false, NULL, NULL, "NodeProxyOptions", "[\"get\"]");
+        corral_buf_putc(b, '}');
+    }
     if (res->has_status) {
         snprintf(name, sizeof(name), "%s/status", i->plural);
         corral_buf_putc(b, ',');
@@ -385,7 +398,8 @@ static void resource_list(corral__req_t *r, const char *group, const char *versi
             continue;
         if (k++)
             corral_buf_putc(&b, ',');
-        resource_json(&b, reviews[i].name, "", false, NULL, NULL, reviews[i].kind, "[\"create\"]");
+        resource_json(&b, reviews[i].name, reviews[i].singular, reviews[i].ns, NULL, NULL,
+                      reviews[i].kind, reviews[i].verbs);
         corral_buf_putc(&b, '}');
     }
     corral_buf_puts(&b, "]}");
