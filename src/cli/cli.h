@@ -32,6 +32,7 @@ int corral_cmd_get(int argc, char **argv);
 int corral_cmd_describe(int argc, char **argv);
 int corral_cmd_delete(int argc, char **argv);
 int corral_cmd_logs(int argc, char **argv);
+int corral_cmd_top(int argc, char **argv);
 int corral_cmd_controller(int argc, char **argv);
 /* The whole platform on this machine (src/cli/up.c, src/up). */
 int corral_cmd_up(int argc, char **argv);
