@@ -428,7 +428,7 @@ static void raise_nofile(int nn)
 static int metrics_setup(hollow_t *h, int64_t now, char *err, size_t errlen)
 {
     raise_nofile(h->nn);
-    h->tm = corral_calloc((size_t)h->nn, sizeof(*h->tm));
+    h->tm = corral_calloc((size_t)h->nn, sizeof(corral__telem_t *));
     h->logs = corral_agent_logserver_new(NULL, corral__agent_page);
     corral_gpu_inventory_t *inv = corral_malloc(sizeof(*inv));
     for (int i = 0; i < h->nn; i++) {
