@@ -191,17 +191,12 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
         const char *gpus = p->real_gpus
                                ? "nvml"
                                : corral_arena_printf(&p->a, "sim:%s", nth_profile(p, profile, i));
-        const char *args[] = {"agent",
-                              "--node-name",
-                              node,
-                              "--gpus",
-                              gpus,
-                              "--root",
-                              path3(p, "agents/", node, NULL),
-                              "--stop-pods-on-exit",
-                              "--kubeconfig",
-                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"),
-                              NULL};
+        const char *args[] = {"agent", "--node-name", node, "--gpus", gpus, "--root",
+                              path3(p, "agents/", node, NULL), "--stop-pods-on-exit",
+                              /* /metrics on the kubelet port only: several agents here must not
+                                 share :9400 (docs/up.md) */
+                              "--metrics-listen", "off", "--kubeconfig",
+                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"), NULL};
         add_comp(p, corral_arena_printf(&p->a, "agent-%s", node), CORRAL_UP_TIER_AGENT, args);
     }
     if (hollow > 0) {
@@ -216,6 +211,8 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
                               corral_arena_printf(&p->a, "sim:%s", nth_profile(p, profile, 0)),
                               "--token-file",
                               path(p, "kubeconfigs/hollow-tokens.csv"),
+                              "--metrics-listen",
+                              "off",
                               "--kubeconfig",
                               path(p, "kubeconfigs/hollow.kubeconfig"),
                               NULL};
