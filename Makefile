@@ -224,4 +224,4 @@ clean:
 # src/up/rbac.c assembles deploy/rbac/*.yaml into the binary (.incbin).
 $(B)/obj/src/up/rbac.o: $(wildcard deploy/rbac/*.yaml)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(BENCH_SRCS:%.c=$(B)/obj/%.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(BENCH_SRCS:%.c=$(B)/obj/%.d) $(HOOK_OBJS:.o=.d)
