@@ -25,6 +25,7 @@ bool corral__flag_duration(const char *cmd, const char *flag, const char *s, int
 bool corral__flag_days(const char *cmd, const char *flag, const char *s, int64_t *ns);
 
 int corral_cmd_validate(int argc, char **argv);
+int corral_cmd_report(int argc, char **argv);
 int corral_cmd_apiserver(int argc, char **argv);
 int corral_cmd_sim(int argc, char **argv);
 int corral_cmd_agent(int argc, char **argv);
