@@ -195,8 +195,8 @@ static void row(report_t *r, group_t *g, const char **c)
     stats_of(g, &s);
     c[0] = g->key;
     c[1] = corral_arena_printf(&r->a, "%zu", g->pods);
-    c[2] = corral_arena_printf(&r->a, "%.2f", s.alloc_h);
-    c[3] = s.has_used ? corral_arena_printf(&r->a, "%.2f", s.used_h) : "-";
+    c[2] = corral_arena_printf(&r->a, "%.3f", s.alloc_h);
+    c[3] = s.has_used ? corral_arena_printf(&r->a, "%.3f", s.used_h) : "-";
     c[4] = s.eff >= 0 ? corral_arena_printf(&r->a, "%.0f%%", s.eff) : "-";
     c[5] = dur(&r->a, s.mean_wait);
     c[6] = dur(&r->a, s.p95_wait);

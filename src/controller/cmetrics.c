@@ -52,6 +52,10 @@ void corral__cm_start(corral_controller_t *c)
                                          "UsageRecords deleted by retention.", NULL);
     m->u_kept = corral_metrics_gauge(r, "corral_usage_records",
                                      "UsageRecords kept after the last retention pass.", NULL);
+    corral_metric_t *zero[] = {m->writes,   m->u_written, m->u_exists,
+                               m->u_failed, m->u_pruned,  m->u_kept};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(zero); i++)
+        corral_metric_add(zero[i], no_labels, 0); /* every series from the first scrape */
     const char *l = c->o.metrics_listen;
     if (!l || !*l || strcmp(l, "off") == 0)
         return;

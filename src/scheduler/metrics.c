@@ -168,6 +168,11 @@ void corral__sm_start(sched_t *s)
     m->pool = &s->pool;
     make_families(m);
     corral_metric_set(m->leader, no_labels, 0);
+    corral_metric_t *zero[] = {m->preempt, m->reclaim,    m->binds,  m->bind_fail,
+                               m->evict,   m->evict_fail, m->writes, m->write_fail,
+                               m->events,  m->ratio,      m->gpus,   m->gpus_used};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(zero); i++)
+        corral_metric_add(zero[i], no_labels, 0); /* every series from the first scrape */
     corral_metrics_on_collect(m->reg, collect, m);
     const char *l = s->o->metrics_listen;
     if (!l || !*l || strcmp(l, "off") == 0)
@@ -253,8 +258,10 @@ static void queue_gauges(const corral_queue_view_t *q, void *ctx)
     for (int d = 0; d < q->nres; d++) {
         const char *l[] = {q->name, q->res[d]};
         bool cap = (q->capability_mask >> d) & 1u;
-        if (!q->allocated[d] && !q->deserved[d] && !cap && strcmp(q->res[d], "nvidia.com/gpu"))
-            continue; /* GPUs always; other dimensions when they say something */
+        bool main_res = d < 2 || !strcmp(q->res[d], "nvidia.com/gpu"); /* cpu, memory, GPUs */
+        bool other = strcmp(q->res[d], "pods") && strcmp(q->res[d], "ephemeral-storage");
+        if (!main_res && !cap && !(other && q->allocated[d]))
+            continue; /* others when capped, or extended resources in use */
         corral_metric_set(m->q_alloc, l, in_unit(q->res[d], q->allocated[d]));
         corral_metric_set(m->q_des, l, in_unit(q->res[d], q->deserved[d]));
         if (cap)
