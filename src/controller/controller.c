@@ -112,7 +112,7 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
     if (c->o.status_period_ns <= 0)
         c->o.status_period_ns = CORRAL_NS_PER_SEC;
     if (c->o.usage_retention_ns <= 0)
-        c->o.usage_retention_ns = 90 * 24 * 3600 * CORRAL_NS_PER_SEC;
+        c->o.usage_retention_ns = INT64_C(90) * 24 * 3600 * CORRAL_NS_PER_SEC;
     if (c->o.usage_max_records <= 0)
         c->o.usage_max_records = 100000;
     if (c->o.usage_prune_period_ns <= 0)

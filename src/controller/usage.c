@@ -323,7 +323,7 @@ void corral__usage_prune(corral_controller_t *c)
         rc = list_page(c, corral_buf_str(&path), &l, cont, sizeof(cont));
         corral_buf_fini(&path);
     } while (rc == 0 && cont[0]);
-    if (rc == 0) {
+    if (rc == 0 && l.n) {
         qsort(l.items, l.n, sizeof(*l.items), cmp_fin);
         int64_t cut = corral__wall_us() - c->o.usage_retention_ns / 1000;
         size_t over = c->o.usage_max_records > 0 && l.n > (size_t)c->o.usage_max_records
@@ -339,6 +339,8 @@ void corral__usage_prune(corral_controller_t *c)
         if (gone)
             corral__ctl_log(c, "usage records: %zu pruned, %zu kept", gone, l.n - gone);
         corral__cm_usage_kept(c, (double)(l.n - gone));
+    } else if (rc == 0) {
+        corral__cm_usage_kept(c, 0);
     }
     for (size_t i = 0; i < l.n; i++) {
         corral_free(l.items[i].ns);

@@ -258,8 +258,8 @@ static void queue_gauges(const corral_queue_view_t *q, void *ctx)
     for (int d = 0; d < q->nres; d++) {
         const char *l[] = {q->name, q->res[d]};
         bool cap = (q->capability_mask >> d) & 1u;
-        bool main_res = d < 2 || !strcmp(q->res[d], "nvidia.com/gpu"); /* cpu, memory, GPUs */
-        bool other = strcmp(q->res[d], "pods") && strcmp(q->res[d], "ephemeral-storage");
+        bool main_res = d < 2 || strcmp(q->res[d], "nvidia.com/gpu") == 0; /* cpu, memory, GPUs */
+        bool other = strcmp(q->res[d], "pods") != 0 && strcmp(q->res[d], "ephemeral-storage") != 0;
         if (!main_res && !cap && !(other && q->allocated[d]))
             continue; /* others when capped, or extended resources in use */
         corral_metric_set(m->q_alloc, l, in_unit(q->res[d], q->allocated[d]));

@@ -390,10 +390,10 @@ Test(up, metrics_ports_and_endpoints_json)
     corral_up_plan_t p;
     char err[256] = "", buf[2048];
     cr_assert_eq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0, "%s", err);
-    cr_assert(strstr(cmdline(&p, "scheduler", buf, sizeof(buf)),
-                     " --metrics-listen 127.0.0.1:20259"));
-    cr_assert(strstr(cmdline(&p, "controller", buf, sizeof(buf)),
-                     " --metrics-listen 127.0.0.1:20257"));
+    cr_assert(
+        strstr(cmdline(&p, "scheduler", buf, sizeof(buf)), " --metrics-listen 127.0.0.1:20259"));
+    cr_assert(
+        strstr(cmdline(&p, "controller", buf, sizeof(buf)), " --metrics-listen 127.0.0.1:20257"));
     corral_up_endpoint_t agents[] = {{"sim-node-0", "http://127.0.0.1:9400"}};
     cr_assert_eq(corral_up_endpoints_write(&p, agents, 1, err, sizeof(err)), 0, "%s", err);
     char path[512], *text = NULL;
