@@ -117,7 +117,7 @@ void corral__usage_build(const corral_obj_t *pod, const char *queue, const char 
     int64_t code = 0;
     const char *reason = p->status.reason;
     int64_t fin = terminated(pod, &has_exit, &code, &reason);
-    if (fin <= 0 || deleted)
+    if (fin <= 0) /* no container says: the deletion, else when we saw it end */
         fin = deleted && pod->meta.deletion_us > 0 ? pod->meta.deletion_us : now_us;
     int64_t created = pod->meta.creation_us, sched = scheduled_us(p), start = p->status.start_us;
     double gpus = pod_gpus(pod);
