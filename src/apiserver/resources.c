@@ -182,16 +182,50 @@ static void group_version_json(corral_buf_t *b, const char *group, const char *v
     corral_buf_putc(b, '}');
 }
 
-/* One APIGroup object (each of Corral's groups serves one version). */
+/* The versions a group serves (at most max), the preferred one first: one
+ * without alpha or beta in its name if there is one (corral.dev serves v1
+ * UsageRecords and v1alpha1 configuration). version: when none is found. */
+static size_t group_versions(const char *group, const char *version, const char **out, size_t max)
+{
+    size_t n, k = 0;
+    const corral__res_t *all = corral__res_all(&n);
+    for (size_t i = 0; i < n && k < max; i++) {
+        const char *v = all[i].info->version;
+        bool seen = strcmp(all[i].info->group, group) != 0;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = strcmp(out[j], v) == 0;
+        if (!seen)
+            out[k++] = v;
+    }
+    if (!k)
+        out[k++] = version;
+    for (size_t j = 1; j < k; j++) {
+        if (!strstr(out[j], "alpha") && !strstr(out[j], "beta") &&
+            (strstr(out[0], "alpha") || strstr(out[0], "beta"))) {
+            const char *t = out[0];
+            out[0] = out[j];
+            out[j] = t;
+        }
+    }
+    return k;
+}
+
+/* One APIGroup object. */
 static void group_json(corral_buf_t *b, const char *group, const char *version, bool with_kind)
 {
+    const char *vs[4];
+    size_t nv = group_versions(group, version, vs, CORRAL_ARRAY_LEN(vs));
     corral_buf_puts(b, with_kind ? "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":"
                                  : "{\"name\":");
     quoted(b, group);
     corral_buf_puts(b, ",\"versions\":[");
-    group_version_json(b, group, version);
+    for (size_t i = 0; i < nv; i++) {
+        if (i)
+            corral_buf_putc(b, ',');
+        group_version_json(b, group, vs[i]);
+    }
     corral_buf_puts(b, "],\"preferredVersion\":");
-    group_version_json(b, group, version);
+    group_version_json(b, group, vs[0]);
     corral_buf_putc(b, '}');
 }
 
