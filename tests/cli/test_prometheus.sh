@@ -15,8 +15,8 @@
 #     metric they name exists (but DCGM's profiling field, which Corral's
 #     agent does not export);
 #   - `promtool check metrics` accepts every exposition (the only lint
-#     finding allowed: DCGM exporter counters named without _total, as
-#     dcgm-exporter names them).
+#     findings allowed are on dcgm-exporter's own names: its counters have
+#     no _total suffix and its label modelName is camelCase).
 # Waits are bounded by PROM_WAIT seconds each.
 . tests/cli/lib.bash
 . tests/cli/kube_lib.bash
@@ -60,6 +60,13 @@ UP_PID=$!
 wait_for "corral up" grep -q "Corral is up" "$TMP/up.out" || { cat "$TMP/up.err"; exit 1; }
 ready_nodes() { [ "$(K get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -eq 2 ]; }
 wait_for "two Ready nodes" ready_nodes || exit 1
+# A queue with a capability (the default queue has none).
+K apply -f - >/dev/null <<'EOF' || fail "creating queue capped"
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: capped}
+spec: {weight: 1, capability: {nvidia.com/gpu: 4}}
+EOF
 # endpoints.json names the scheduler's and controller's metrics addresses.
 has_endpoints() { "$PY" -c 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(not (e.get("scheduler") and e.get("controller")))' "$D/endpoints.json"; }
 wait_for "scheduler and controller in $D/endpoints.json" has_endpoints
@@ -119,6 +126,7 @@ for l in gpu UUID modelName Hostname; do
 done
 is 'count(count by (UUID) (DCGM_FI_DEV_GPU_UTIL))' 16 || fail "GPU UUIDs are not distinct"
 is 'max(DCGM_FI_DEV_GPU_UTIL)' 0 || fail "idle GPUs not at 0: $(q 'DCGM_FI_DEV_GPU_UTIL > 0')"
+wait_for "queue capped's capability" is 'corral_queue_capability{queue="capped", resource="nvidia.com/gpu"}' 4
 is 'sum(corral_queue_allocated{resource="nvidia.com/gpu"}) or vector(0)' 0 ||
     fail "GPUs allocated before any pod: $(q corral_queue_allocated)"
 
@@ -190,14 +198,17 @@ done <"$TMP/exprs"
 [ "$nq" -gt 40 ] || fail "only $nq dashboard queries"
 for m in $(grep -oE '\b(DCGM_FI_[A-Z_]+|corral_[a-z0-9_]+|apiserver_[a-z0-9_]+)' "$TMP/exprs" | sort -u); do
     [ "$m" = DCGM_FI_PROF_PIPE_TENSOR_ACTIVE ] && continue
-    [ "$(val "count({__name__=\"$m\"})")" != none ] || fail "dashboards name $m: no such series"
+    [ "$(val "count(count_over_time({__name__=\"$m\"}[10m]))")" != none ] ||
+        fail "dashboards name $m: no such series during this test"
 done
 
 echo "--- promtool check metrics accepts every exposition"
 TOKEN=$(grep ',admin,' "$D/tokens.csv" | cut -d, -f1)
 A=(--max-time 10 -sf --cacert "$D/pki/ca.crt" -H "Authorization: Bearer $TOKEN")
 # check_metrics NAME: stdin through promtool; rc 0, or rc 3 (lint findings)
-# whose findings are all DCGM counters without _total.
+# whose findings are all the DCGM exporter's own names: counters without
+# _total, the camelCase label modelName.
+DCGM_LINT='^DCGM_FI_[A-Z0-9_]+ (counter metrics should have "_total" suffix|label names should be written in .snake_case. not .camelCase.)$'
 check_metrics() {
     local out rc
     cat >"$TMP/m.txt"
@@ -205,7 +216,7 @@ check_metrics() {
     out=$(promtool check metrics <"$TMP/m.txt" 2>&1)
     rc=$?
     [ "$rc" = 0 ] && return
-    if [ "$rc" = 3 ] && ! printf '%s\n' "$out" | grep -vqE '^DCGM_FI_[A-Z_]+ counter metrics should have "_total" suffix$'; then
+    if [ "$rc" = 3 ] && ! printf '%s\n' "$out" | grep -vqE "$DCGM_LINT"; then
         return
     fi
     fail "promtool check metrics, $1 (exit $rc): $out"
