@@ -11,8 +11,10 @@ set -eu
 build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev libevent-dev libssl-dev"
 # Real clients in the CLI tests: kubectl (Debian kubernetes-client, 1.20; see
 # ensure_kubectl) and the Python client (python3-kubernetes), plus openssl
-# for the TLS tests' self-signed certificates.
-test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind libxml2-utils curl openssl python3-kubernetes"
+# for the TLS tests' self-signed certificates; Debian's prometheus (with
+# promtool) and python3-yaml for the deploy/ checks and the real-Prometheus
+# test (tests/cli/test_deploy.sh, test_prometheus.sh).
+test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind libxml2-utils curl openssl python3-kubernetes python3-yaml prometheus"
 fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
 # The HTTP library comparison (bench/http_choice.sh) also needs the loser and wrk;
 # the API server benchmark runs etcd beside Corral (bench/apiserver.sh).

@@ -274,7 +274,7 @@ Test(up, plan_simulated)
                      "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig");
     cr_assert_str_eq(cmdline(&p, "agent-sim-node-1", buf, sizeof(buf)),
                      "corral agent --node-name sim-node-1 --gpus sim:h100-sxm-8 --root "
-                     "/d/agents/sim-node-1 --stop-pods-on-exit --kubeconfig "
+                     "/d/agents/sim-node-1 --stop-pods-on-exit --metrics-listen off --kubeconfig "
                      "/d/kubeconfigs/node-sim-node-1.kubeconfig");
     cr_assert_str_eq(cmdline(&p, "agent-hollow", buf, sizeof(buf)),
                      "corral agent --runtime hollow --hollow-nodes 3 --node-prefix hollow- "
@@ -305,7 +305,8 @@ Test(up, plan_nvml_and_listen)
     cr_assert_str_eq(
         cmdline(&p, "agent-gpu-box.lab", buf, sizeof(buf)),
         "corral agent --node-name gpu-box.lab --gpus nvml --root /d/agents/gpu-box.lab "
-        "--stop-pods-on-exit --kubeconfig /d/kubeconfigs/node-gpu-box.lab.kubeconfig");
+        "--stop-pods-on-exit --metrics-listen off --kubeconfig "
+        "/d/kubeconfigs/node-gpu-box.lab.kubeconfig");
     corral_up_plan_fini(&p);
     /* sim:PROFILE forces simulation even with GPUs present. */
     o.gpus = "sim:dgx1-v100-8";
