@@ -276,10 +276,11 @@ Test(up, plan_simulated)
                      "corral agent --node-name sim-node-1 --gpus sim:h100-sxm-8 --root "
                      "/d/agents/sim-node-1 --stop-pods-on-exit --metrics-listen off --kubeconfig "
                      "/d/kubeconfigs/node-sim-node-1.kubeconfig");
-    cr_assert_str_eq(cmdline(&p, "agent-hollow", buf, sizeof(buf)),
-                     "corral agent --runtime hollow --hollow-nodes 3 --node-prefix hollow- "
-                     "--gpus sim:h100-sxm-8 --token-file /d/kubeconfigs/hollow-tokens.csv "
-                     "--kubeconfig /d/kubeconfigs/hollow.kubeconfig");
+    cr_assert_str_eq(
+        cmdline(&p, "agent-hollow", buf, sizeof(buf)),
+        "corral agent --runtime hollow --hollow-nodes 3 --node-prefix hollow- "
+        "--gpus sim:h100-sxm-8 --token-file /d/kubeconfigs/hollow-tokens.csv --metrics-listen off "
+        "--kubeconfig /d/kubeconfigs/hollow.kubeconfig");
     /* Stop order: agents, then control, then the API server. */
     cr_assert_eq(p.comps[0].tier, CORRAL_UP_TIER_API);
     cr_assert_eq(p.comps[3].tier, CORRAL_UP_TIER_AGENT);
