@@ -117,6 +117,10 @@ static const route_t routes[] = {
      "SelfSubjectReview (`kubectl auth whoami`): the requesting user (201)"},
     {"GET", POD "/log", SC_NONE, false, CORRAL_KIND_POD, corral__h_log,
      "container log (proxied to the node agent's log server)"},
+    {"GET", "/ui", SC_NONE, false, -1, corral__h_ui,
+     "the web dashboard (docs/observability-ui.md): static page, no data; public like /healthz"},
+    {"GET", "/ui/{name}", SC_NONE, false, -1, corral__h_ui,
+     "a file of the dashboard (`app.js`, `style.css`, `favicon.svg`), with an ETag"},
 };
 
 /* Split path into segments (in arena). A trailing slash is ignored. */
