@@ -91,7 +91,7 @@ def main(argv):
     if cmd == "new":
         print(new_session(base, args[0], args[1] if len(args) > 1 else "1600x1200"))
     elif cmd == "js":
-        print(json.dumps(js(base, args[0], args[1])))
+        print(json.dumps(js(base, args[0], args[1]), ensure_ascii=False))
     elif cmd == "wait":
         sid, script, limit = args[0], args[1], float(args[2])
         deadline = time.monotonic() + limit
@@ -99,19 +99,19 @@ def main(argv):
         while True:
             val = js(base, sid, script)
             if val:
-                print(json.dumps(val))
+                print(json.dumps(val, ensure_ascii=False))
                 return 0
             if time.monotonic() > deadline:
-                print(json.dumps(val))
+                print(json.dumps(val, ensure_ascii=False))
                 return 1
             time.sleep(0.2)
     elif cmd in ("shot", "fullshot"):
         sid, path = args
         if cmd == "fullshot":
-            height = js(base, sid, "return Math.ceil(document.documentElement.scrollHeight)")
-            width = js(base, sid, "return window.outerWidth")
+            dims = js(base, sid, "return [window.outerWidth, window.outerHeight - window.innerHeight"
+                      " + Math.ceil(document.documentElement.scrollHeight)]")
             call(base, "POST", "/session/%s/window/rect" % sid,
-                 {"width": int(width), "height": int(height) + 1})
+                 {"width": int(dims[0]), "height": int(dims[1])})
             time.sleep(0.5)
         png = base64.b64decode(call(base, "GET", "/session/%s/screenshot" % sid))
         with open(path, "wb") as f:

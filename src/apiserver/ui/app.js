@@ -395,10 +395,11 @@
     }
 
     async function pollMetrics() {
-        if (proxy === 'missing' && Date.now() - proxyTried < 60000)
+        const names = [...store.nodes.values()].filter(isReady).map((n) => n.metadata.name);
+        /* Without the proxy route, one probe a minute. */
+        if (!names.length || (proxy === 'missing' && Date.now() - proxyTried < 60000))
             return;
         proxyTried = Date.now();
-        const names = [...store.nodes.values()].filter(isReady).map((n) => n.metadata.name);
         /* Two at a time: the browser keeps six connections per origin and the
          * watches hold four. */
         let next = 0;
@@ -418,12 +419,12 @@
 
     async function pollUsage() {
         try {
-            const gv = await api('/apis/corral.dev/v1');
-            let served = false;
-            if (gv.ok)
-                served = ((await gv.json()).resources || []).some((r) => r.name === 'usagerecords');
-            else
-                await gv.body?.cancel().catch(() => {});
+            /* Discovery first, so that a server without accounting gets no
+             * request that fails. */
+            const groups = await getJSON('/apis');
+            let served = (groups.groups || []).some((g) => g.name === 'corral.dev' && (g.versions || []).some((v) => v.version === 'v1'));
+            if (served)
+                served = ((await getJSON('/apis/corral.dev/v1')).resources || []).some((r) => r.name === 'usagerecords');
             if (!served) {
                 usage = { state: 'missing', items: [] };
                 return;
@@ -662,14 +663,16 @@
                     tip: gpuTip(r, g),
                 },
                 h('span', { class: 'gpu-idx', text: g.index }),
-                h('span', { class: 'gpu-util', text: g.util !== undefined ? pct(g.util) : (g.pod ? 'busy' : 'idle') }),
+                h('span', { class: 'gpu-util', text: g.pod ? (g.util !== undefined ? pct(g.util) : 'busy') : (g.util > 0 ? pct(g.util) : 'idle') }),
                 h('span', { class: 'gpu-pod', text: g.pod ? g.pod.metadata.name : '' }),
                 h('i', { class: 'gpu-meter', 'height%': g.util !== undefined ? g.util : 0 }));
                 if (g.pod)
                     cell.style.background = utilColor(g.util);
                 return cell;
             });
-            return h('div', { class: 'node-row', 'data-node': r.name }, head, h('div', { class: 'gpus' }, cells));
+            const gpus = h('div', { class: 'gpus' }, cells);
+            gpus.style.gridTemplateColumns = `repeat(${Math.max(1, Math.min(r.count, 16))}, minmax(0, 1fr))`;
+            return h('div', { class: 'node-row', 'data-node': r.name }, head, gpus);
         });
         if (!rows.length)
             rows.push(h('p', { class: 'empty', text: 'No nodes have registered.' }));
@@ -837,7 +840,7 @@
             return { q, allocated, deserved, cap, share, weight };
         });
         const scale = Math.max(1, m.total, ...vals.map((v) => Math.max(v.allocated, v.deserved || 0, Number.isFinite(v.cap) ? v.cap : 0)));
-        const head = h('tr', {}, ['queue', 'weight', 'GPUs', '', 'pending', 'running', 'state'].map((t) => h('th', { text: t })));
+        const head = h('tr', {}, ['queue', 'weight', 'GPUs', '', 'jobs waiting', 'running', 'state'].map((t) => h('th', { text: t })));
         const body = vals.map((v) => {
             const st = v.q.status || {};
             const des = Number.isFinite(v.deserved) ? v.deserved : v.share;
@@ -856,7 +859,7 @@
                 h('td', { class: 'num', text: v.weight }),
                 h('td', { class: 'qcell' }, bar),
                 h('td', { class: 'num mono small', text: nums }),
-                h('td', { class: 'num', text: st.pending ?? 0 }),
+                h('td', { class: 'num', text: (st.pending ?? 0) + (st.inqueue ?? 0) }),
                 h('td', { class: 'num', text: st.running ?? 0 }),
                 h('td', {}, h('span', { class: `badge ${st.state === 'Open' || !st.state ? 'ok' : 'warn'}`, text: st.state || 'Open' })));
         });
@@ -1020,7 +1023,9 @@
         for (;;) {
             if (signedIn) {
                 await pollMetrics().catch(() => {});
-                sample(model());
+                /* From the first complete lists on: no false zero at the start. */
+                if (watches.every((w) => w.ok || w.missing))
+                    sample(model());
                 changed();
             }
             await sleep(POLL_MS);
@@ -1127,6 +1132,9 @@
             }
         }, (err) => showLogin(`Cannot reach the API server: ${err.message}`));
     }
+
+    /* For tests (tests/cli/test_ui.sh): the exposition parser. */
+    window.corralDashboard = Object.freeze({ parseDcgm: (text) => Object.fromEntries(parseDcgm(String(text))) });
 
     init();
 })();
