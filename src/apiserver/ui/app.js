@@ -642,6 +642,8 @@
         grid.dataset.gpus = String(m.total);
         grid.dataset.allocated = String(m.allocated);
         grid.dataset.metrics = proxy;
+        /* Many nodes: one line each, no pod names (they stay on hover). */
+        grid.classList.toggle('compact', m.rows.length > 12);
         const rows = m.rows.map((r) => {
             const held = r.gpus.filter((g) => g.pod).length;
             const product = ((r.node.metadata.labels || {})['nvidia.com/gpu.product'] || '').replace(/^NVIDIA-/, '').replace(/-/g, ' ');
@@ -941,55 +943,49 @@
 
     /* --- accounting --------------------------------------------------------------------------- */
 
-    /* UsageRecords shown as they come: every scalar field of spec and status
-     * a column (the first records decide which), seconds made readable. */
+    /* UsageRecords (src/model/usage.c): one finished pod each, newest first,
+     * with totals of GPU time allocated and used. */
     function renderUsage() {
         if (usage.state !== 'ok') {
             $('usage-count').textContent = '';
             replace('usage', h('p', { class: 'empty', text: usage.state === 'missing' ? 'Accounting is not served by this API server (no corral.dev/v1 usagerecords).' : 'Loading…' }));
             return;
         }
-        const items = [...usage.items].sort((a, b) => (b.metadata.creationTimestamp || '').localeCompare(a.metadata.creationTimestamp || ''));
-        const cols = [];
-        const flat = (o) => {
-            const out = {};
-            for (const part of ['spec', 'status']) {
-                for (const [k, v] of Object.entries(o[part] || {})) {
-                    if (v === null || typeof v === 'object')
-                        continue;
-                    out[k] = v;
-                }
-            }
-            return out;
-        };
-        const flats = items.map(flat);
-        for (const f of flats.slice(0, 50))
-            for (const k of Object.keys(f))
-                if (!cols.includes(k) && cols.length < 12)
-                    cols.push(k);
-        const totals = {};
-        const rows = items.slice(0, MAX_ROWS).map((o, i) => h('tr', { 'data-usage': nsName(o) },
-            h('td', { class: 'mono', text: o.metadata.namespace || '' }),
-            cols.map((k) => {
-                const v = flats[i][k];
-                if (typeof v === 'number')
-                    totals[k] = (totals[k] || 0) + v;
-                return h('td', { class: typeof v === 'number' ? 'num' : '', text: fmtField(k, v) });
-            })));
-        if (rows.length && Object.keys(totals).length)
-            rows.push(h('tr', { class: 'total' }, h('td', { text: 'total' }), cols.map((k) => h('td', { class: 'num', text: /seconds|gpus/i.test(k) && k in totals ? fmtField(k, totals[k]) : '' }))));
-        $('usage-count').textContent = countText(items.length, Math.min(items.length, MAX_ROWS), 0);
-        replace('usage', table(['namespace', ...cols], rows, 'No finished pods recorded yet.'));
-    }
-
-    function fmtField(k, v) {
-        if (v === undefined || v === null)
-            return '';
-        if (typeof v === 'number' && /seconds$/i.test(k))
-            return v >= 60 ? `${num(v, 0)} (${dur(v)})` : num(v);
-        if (typeof v === 'number')
-            return num(v);
-        return String(v);
+        const when = (o) => (o.spec && (o.spec.finishedAt || o.spec.startedAt)) || o.metadata.creationTimestamp || '';
+        const items = [...usage.items].sort((a, b) => when(b).localeCompare(when(a)));
+        const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+        let alloc = 0, used = 0;
+        for (const o of items) {
+            alloc += n(o.spec?.gpuSecondsAllocated) || 0;
+            used += n(o.spec?.gpuSecondsUsed) || 0;
+        }
+        const gpuh = (v) => (v === undefined ? '' : (v / 3600).toFixed(v < 36 ? 3 : v < 3600 ? 2 : 1));
+        const eff = (u, a) => (u !== undefined && a ? pct((100 * u) / a) : '');
+        const rows = items.slice(0, MAX_ROWS).map((o) => {
+            const sp = o.spec || {};
+            const ga = n(sp.gpuSecondsAllocated), gu = n(sp.gpuSecondsUsed);
+            const exit = n(sp.exitCode);
+            return h('tr', { 'data-usage': nsName(o), 'data-pod': `${o.metadata.namespace}/${sp.pod || ''}` },
+                h('td', { class: 'num', text: sp.finishedAt ? `${age(sp.finishedAt)} ago` : '' }),
+                h('td', { class: 'mono', text: `${o.metadata.namespace || ''}/${sp.pod || o.metadata.name}` }),
+                h('td', { text: sp.job || '' }),
+                h('td', { text: sp.queue || '' }),
+                h('td', { text: sp.node || '' }),
+                h('td', { class: 'num', text: n(sp.gpus) !== undefined ? `${sp.gpus}${sp.gpuModel ? ` × ${String(sp.gpuModel).replace(/^NVIDIA-/, '')}` : ''}` : '' }),
+                h('td', { class: 'num', text: dur(n(sp.waitSeconds)) }),
+                h('td', { class: 'num', text: dur(n(sp.runSeconds)) }),
+                h('td', { class: 'num', text: gpuh(ga) }),
+                h('td', { class: 'num', text: gpuh(gu) }),
+                h('td', { class: 'num', text: eff(gu, ga) }),
+                h('td', {}, sp.phase ? phaseBadge(sp.phase) : null, exit !== undefined && exit !== 0 ? h('span', { class: 'muted small', text: ` exit ${exit}` }) : null));
+        });
+        if (rows.length)
+            rows.push(h('tr', { class: 'total' }, h('td', { text: 'total' }), h('td', { text: `${items.length} pods` }),
+                ['', '', '', '', '', ''].map((t) => h('td', { text: t })),
+                h('td', { class: 'num', text: gpuh(alloc) }), h('td', { class: 'num', text: gpuh(used) }),
+                h('td', { class: 'num', text: eff(used, alloc) }), h('td', {})));
+        $('usage-count').textContent = items.length ? `${countText(items.length, Math.min(items.length, MAX_ROWS), 0)} · ${gpuh(alloc)} GPU-h allocated, ${gpuh(used)} used` : '';
+        replace('usage', table(['finished', 'pod', 'job', 'queue', 'node', 'GPUs', 'waited', 'ran', 'GPU-h alloc', 'GPU-h used', 'used', 'status'], rows, 'No finished pods recorded yet.'));
     }
 
     /* --- tooltip --------------------------------------------------------------------------------- */
