@@ -125,13 +125,21 @@ expect_exit 0 B js "$SID" "const q = document.querySelector('#queues tr[data-que
 expect_exit 0 B js "$SID" 'const t = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"n\",container=\"c\",namespace=\"default\",pod=\"p\"} 85\nDCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\",device=\"nvidia0\",modelName=\"x\",Hostname=\"n\",container=\"\",namespace=\"\",pod=\"\"} 1024\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-b\",device=\"nvidia1\",modelName=\"x\",Hostname=\"n\",container=\"\",namespace=\"\",pod=\"\"} 0\n"; const r = corralDashboard.parseDcgm(t); return [r["0"].util, r["0"].fbUsed, r["0"].pod, r["0"].uuid, r["1"].util].join(" ")'
 [ "$OUT" = '"85 1024 p GPU-a 0"' ] || fail "parseDcgm: $OUT"
 
-# --- a job starts: 2 GPUs ---
+# --- a job starts: 2 GPUs, in a queue of its own ---
+cat >"$TMP/queue.yaml" <<EOF
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: research}
+spec: {weight: 2, deserved: {nvidia.com/gpu: "8"}, capability: {nvidia.com/gpu: "12"}}
+EOF
+expect_exit 0 K apply -f "$TMP/queue.yaml"
+js_wait "the research queue" "return !!document.querySelector('#queues tr[data-queue=research]')"
 cat >"$TMP/pod.yaml" <<EOF
 apiVersion: v1
 kind: Pod
 metadata:
   name: ui-train
-  labels: {volcano.sh/queue-name: default}
+  labels: {volcano.sh/queue-name: research}
   annotations: {corral.dev/sim-utilization: "85"}
 spec:
   restartPolicy: Never
@@ -152,12 +160,14 @@ want=$(echo "$IDS" | tr ',' '\n' | sed "s/^/$NODE:/" | paste -sd,)
 expect_exit 0 B js "$SID" "const c = document.querySelector('#gpu-grid .gpu[data-state=allocated]'); c.dispatchEvent(new MouseEvent('mouseover', {bubbles: true})); return document.getElementById('tip').textContent"
 expect_out "pod default/ui-train"
 js_wait "the pod Running in the table" "const r = document.querySelector('#pods tr[data-pod=\"default/ui-train\"]'); return r && r.dataset.phase === 'Running'"
-js_wait "the queue's allocation" "const q = document.querySelector('#queues tr[data-queue=default]'); return q && q.dataset.allocated === '2'"
+js_wait "the queue's allocation" "const q = document.querySelector('#queues tr[data-queue=research]'); return q && q.dataset.allocated === '2'"
+expect_exit 0 B js "$SID" "return document.querySelector('#queues tr[data-queue=research]').textContent"
+expect_out "2 / 8 / 12"
 expect_exit 0 B js "$SID" "return document.getElementById('stat-gpus').textContent"
 [ "$OUT" = '"2 / 16"' ] || fail "GPUs card after the pod: $OUT"
 
 # A pod no node can hold waits, and the page says why.
-sed -e 's/name: ui-train/name: ui-too-big/' -e 's/nvidia.com\/gpu: 2/nvidia.com\/gpu: 9/' "$TMP/pod.yaml" >"$TMP/big.yaml"
+sed -e 's/name: ui-train/name: ui-too-big/' -e 's/nvidia.com\/gpu: 2/nvidia.com\/gpu: 9/' -e 's/queue-name: research/queue-name: default/' "$TMP/pod.yaml" >"$TMP/big.yaml"
 expect_exit 0 K apply -f "$TMP/big.yaml"
 js_wait "the pending reason" "const r = document.querySelector('#pods tr[data-pod=\"default/ui-too-big\"]'); return r && r.dataset.phase === 'Pending' && r.querySelector('.reason').textContent"
 [ "$OUT" != '""' ] || fail "no pending reason shown"
