@@ -26,6 +26,9 @@ typedef struct corral_agent_opts {
     int64_t backoff_ms, backoff_max_ms;
     int writers;      /* hollow: status writer threads */
     int status_every; /* heartbeats between Node status refreshes */
+    /* Added for metrics (docs/observability-agent.md): */
+    const char *metrics_listen; /* /metrics also on this address; NULL, "" or "off": none */
+    int xid_hold_s;             /* an XID keeps GPUHealthy False this long */
 } corral_agent_opts_t;
 
 /* Fill the defaults (lease 40 s, heartbeat 10 s, backoff 10 s to 5 min, ...). */

@@ -41,6 +41,9 @@ typedef struct corral_apiserver_opts {
     /* HTTPS: a PEM certificate (chain) and its private key; both or neither. */
     const char *tls_cert_file;
     const char *tls_key_file;
+    /* The built-in metrics-server's scrape period of the node agents'
+     * /metrics/resource (default 15000); negative: no scrapes. */
+    int metrics_resolution_ms;
 } corral_apiserver_opts_t;
 
 /* Open the store in opts->data_dir, load the token file and the TLS

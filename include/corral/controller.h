@@ -24,6 +24,10 @@ typedef struct corral_controller_opts {
     int64_t status_period_ns;          /* PodGroup/Queue status at most this often; 0: 1 s */
     int workers;                       /* accepted for compatibility; reconciling is serial */
     FILE *log;                         /* one line per action taken; NULL: quiet */
+    const char *metrics_listen;        /* HOST:PORT of /metrics, /healthz; NULL, "" or "off" */
+    int64_t usage_retention_ns;        /* UsageRecords finished longer ago are pruned; 0: 90d */
+    int64_t usage_max_records;         /* the most UsageRecords kept; 0: 100000 */
+    int64_t usage_prune_period_ns;     /* how often retention runs; 0: 10 min */
 } corral_controller_opts_t;
 
 /*

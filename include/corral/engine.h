@@ -240,6 +240,31 @@ int corral_engine_pod(const corral_engine_t *e, const char *ns, const char *name
 typedef void (*corral_pod_visit_fn)(const corral_pod_view_t *p, void *ctx);
 void corral_engine_each_pod(const corral_engine_t *e, corral_pod_visit_fn fn, void *ctx);
 
+/* Visit every pending pod (not placed, not another scheduler's), in no
+ * particular order and without sorting: cheap enough once per cycle for a
+ * snapshot of what waits and why (the live scheduler's metrics). */
+void corral_engine_each_pending(const corral_engine_t *e, corral_pod_visit_fn fn, void *ctx);
+
+/* A queue as the last cycle saw it. Amounts are per resource dimension, in
+ * the engine's units: cpu in millicores, nvidia.com/gpu in milli-GPUs,
+ * memory and ephemeral-storage in bytes, others as counted. The pointers
+ * are valid during the visit only. */
+typedef struct corral_queue_view {
+    const char *name;
+    const char *parent; /* NULL: a top-level queue */
+    bool closed;
+    int32_t weight;
+    int nres;                 /* dimensions in the arrays below */
+    const char *const *res;   /* their names: "cpu", "memory", "nvidia.com/gpu", ... */
+    const int64_t *allocated; /* running pods of the queue and its descendants */
+    const int64_t *deserved;  /* the entitlement computed in the last cycle */
+    const int64_t *capability;
+    uint32_t capability_mask; /* bit d: a capability is set on dimension d */
+} corral_queue_view_t;
+typedef void (*corral_queue_visit_fn)(const corral_queue_view_t *q, void *ctx);
+/* Visit every queue, in no particular order. */
+void corral_engine_each_queue(const corral_engine_t *e, corral_queue_visit_fn fn, void *ctx);
+
 typedef struct corral_engine_totals {
     int64_t gpu_milli_capacity; /* sum over nodes, 1000 per GPU */
     int64_t gpu_milli_used;

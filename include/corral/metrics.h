@@ -42,8 +42,8 @@ typedef enum corral_metric_type {
     CORRAL_METRIC_HISTOGRAM,
 } corral_metric_type_t;
 
-typedef struct corral_metrics corral_metrics_t;  /* a registry */
-typedef struct corral_metric corral_metric_t;    /* a family: name, help, type, labels */
+typedef struct corral_metrics corral_metrics_t; /* a registry */
+typedef struct corral_metric corral_metric_t;   /* a family: name, help, type, labels */
 
 corral_metrics_t *corral_metrics_new(void);
 void corral_metrics_free(corral_metrics_t *m);
@@ -118,9 +118,9 @@ typedef struct corral_metrics_server corral_metrics_server_t;
  * request heads of at most 8 KiB read within 10 s, keep-alive. Returns 0
  * with *out, or a negative code with a message in err.
  */
-int corral_metrics_serve(const char *listen, corral_metrics_t *m, const corral_metrics_page_t *pages,
-                         size_t npages, int *port_out, corral_metrics_server_t **out, char *err,
-                         size_t errlen);
+int corral_metrics_serve(const char *listen, corral_metrics_t *m,
+                         const corral_metrics_page_t *pages, size_t npages, int *port_out,
+                         corral_metrics_server_t **out, char *err, size_t errlen);
 /* Stop the thread and close every connection. NULL is fine. */
 void corral_metrics_server_stop(corral_metrics_server_t *s);
 

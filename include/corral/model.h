@@ -54,6 +54,7 @@ typedef enum corral_kind {
     CORRAL_KIND_ENDPOINTS,
     CORRAL_KIND_RESOURCEQUOTA,
     CORRAL_KIND_LIMITRANGE,
+    CORRAL_KIND_USAGE, /* corral.dev/v1 UsageRecord (accounting, docs/observability-sched.md) */
     CORRAL_KIND_COUNT
 } corral_kind_t;
 
@@ -647,6 +648,16 @@ typedef struct corral_limit_range {
     size_t nlimits;
 } corral_limit_range_t;
 
+/* --- UsageRecord (corral.dev/v1) ----------------------------------------------------- */
+
+/* One finished pod, as the controller records it for accounting (`corral
+ * report usage`). The name is the pod's UID. Times and amounts are kept as
+ * written in spec (raw); the strings the tables and reports group by are
+ * decoded. */
+typedef struct corral_usage {
+    const char *pod, *pod_uid, *queue, *job, *node, *gpu_model, *gpu_ids, *phase, *reason;
+} corral_usage_t;
+
 /* --- objects ------------------------------------------------------------------ */
 
 struct corral_obj {
@@ -678,6 +689,7 @@ struct corral_obj {
         corral_endpoints_t *ep;
         corral_resource_quota_t *quota;
         corral_limit_range_t *limits;
+        corral_usage_t *usage;
     } u;
 };
 

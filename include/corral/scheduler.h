@@ -23,10 +23,11 @@ typedef struct corral_scheduler_opts {
     bool leader_elect;
     const char *lease_name, *lease_ns;
     int64_t lease_ms, renew_ms, retry_ms;
-    int binders;               /* writer threads */
-    int64_t event_interval_ms; /* at most one FailedScheduling write per pod per this */
-    int verbosity;             /* --v */
-    const volatile int *stop;  /* set (by a signal handler) to stop; borrowed */
+    int binders;                /* writer threads */
+    int64_t event_interval_ms;  /* at most one FailedScheduling write per pod per this */
+    int verbosity;              /* --v */
+    const char *metrics_listen; /* HOST:PORT of /metrics and /healthz; NULL, "" or "off": none */
+    const volatile int *stop;   /* set (by a signal handler) to stop; borrowed */
 } corral_scheduler_opts_t;
 
 /* What the scheduler has done, for logs now and metrics later. */

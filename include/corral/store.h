@@ -63,6 +63,14 @@ int corral_store_open(const char *dir, const corral_store_opts_t *opts, corral_s
 /* Stop the writer (after completing what is queued) and close. NULL is fine. */
 void corral_store_close(corral_store_t *s);
 
+/* Metrics of the group commit (metrics.h histograms, either may be NULL):
+ * the time of each transaction's COMMIT and its number of operations.
+ * Observed on the writer thread; the families must outlive the store or be
+ * unset first. */
+struct corral_metric;
+void corral_store_set_metrics(corral_store_t *s, struct corral_metric *commit_seconds,
+                              struct corral_metric *batch_ops);
+
 /* The latest committed revision (0 for an empty store). */
 int64_t corral_store_revision(corral_store_t *s);
 /* The newest revision removed from the log (watches must start after it). */

@@ -91,6 +91,9 @@ typedef struct corral_up_opts {
      * scheduler, controller or agent (every agent). Checked by the plan. */
     const char **extra;
     size_t nextra;
+    /* Ports of the scheduler's and the controller's /metrics on 127.0.0.1
+     * (corral_up_run picks free ones); 0: their defaults, 10259 and 10257. */
+    int scheduler_metrics_port, controller_metrics_port;
 } corral_up_opts_t;
 
 typedef enum corral_up_tier {
@@ -122,6 +125,8 @@ typedef struct corral_up_plan {
     size_t nextra;
     corral_up_component_t *comps; /* in start order: apiserver, scheduler, controller, agents */
     size_t ncomps;
+    char *scheduler_metrics;  /* http://127.0.0.1:PORT of the scheduler's /metrics */
+    char *controller_metrics; /* and of the controller's */
 } corral_up_plan_t;
 
 /*
@@ -153,6 +158,25 @@ const char *corral_up_rbac_text(size_t i, size_t *len);
  */
 int corral_up_apply(corral_client_t *c, const char *text, size_t len, const char *file, char *err,
                     size_t errlen);
+
+/* --- endpoints.json ----------------------------------------------------------------------- */
+
+/* One agent's metrics address, for endpoints.json. */
+typedef struct corral_up_endpoint {
+    const char *node; /* the Node's name */
+    const char *url;  /* "http://127.0.0.1:PORT" */
+} corral_up_endpoint_t;
+
+/*
+ * Write DIR/endpoints.json (atomically, mode 0644): where `corral up`'s
+ * metrics endpoints are, for tests and a Prometheus set up by hand:
+ * {"apiserver": "https://...", "scheduler": "http://...", "controller":
+ * "http://...", "agents": {"NODE": "http://...", ...}}. agents may be NULL
+ * (n 0): the file is written again when the agents are known. Returns 0 or
+ * CORRAL_EIO with the reason in err.
+ */
+int corral_up_endpoints_write(const corral_up_plan_t *p, const corral_up_endpoint_t *agents,
+                              size_t n, char *err, size_t errlen);
 
 /* --- run ---------------------------------------------------------------------------------- */
 

@@ -22,9 +22,11 @@
 
 #include "agent/agent_int.h"
 #include "agent/logserver.h"
+#include "agent/telemetry.h"
 
 #define TICK_MS       100
 #define STOP_GRACE_US (10 * INT64_C(1000000))
+#define TELEM_US      INT64_C(1000000) /* owners, usage and health every second */
 
 typedef struct agent {
     const corral__agent_opts_t *o;
@@ -37,6 +39,8 @@ typedef struct agent {
     corral_agent_logserver_t *logs;
     corral__podtab_t pods;
     bool synced;
+    corral__telem_t *tm;
+    int64_t last_tick_us, next_telem_us;
 } agent_t;
 
 void corral_agent_opts_init(corral_agent_opts_t *o)
@@ -53,6 +57,8 @@ void corral_agent_opts_init(corral_agent_opts_t *o)
     o->backoff_max_ms = 300000;
     o->writers = 4;
     o->status_every = 5;
+    o->metrics_listen = ":9400";
+    o->xid_hold_s = 300;
 }
 
 /* --- events --------------------------------------------------------------------------------- */
@@ -77,6 +83,7 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
     p->node = corral_strdup(ag->o->node_name);
     const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
     p->gpu_ids = ids ? corral_strdup(ids) : NULL;
+    p->sim_util = corral__pod_sim_util(o);
     p->ev = ev;
     corral__pod_containers(p, o);
     p->start_us = o->u.pod->status.start_us ? o->u.pod->status.start_us : now;
@@ -180,6 +187,11 @@ static void drive_delete(agent_t *ag, corral__pod_t *p, int64_t now)
         p->killed = true;
         for (size_t i = 0; i < p->nctrs; i++)
             corral__proc_signal(&ag->pr, p, &p->ctrs[i], SIGKILL);
+    }
+    if (!running(p) && !p->finalized && p->gpu_ran && !p->last_status_final) {
+        /* the GPU time it used goes out with its last status, before it is removed */
+        p->last_status_final = true;
+        corral__pod_write_status(ag->c, p, "127.0.0.1", now);
     }
     if (!running(p) && !p->finalized && corral__pod_finalize(ag->c, p) == 0)
         p->finalized = true;
@@ -315,6 +327,27 @@ static void stop_all(agent_t *ag)
 
 /* --- the loop --------------------------------------------------------------------------------- */
 
+/* GPU time of running pods every tick; owners, readings, usage and health every second. */
+static void telemetry(agent_t *ag, int64_t now)
+{
+    if (ag->last_tick_us && now > ag->last_tick_us)
+        corral__usage_integrate(ag->tm, &ag->pods, now - ag->last_tick_us);
+    ag->last_tick_us = now;
+    if (now < ag->next_telem_us)
+        return;
+    ag->next_telem_us = now + TELEM_US;
+    corral__usage_owners(ag->tm, &ag->pods, ag->inv.n, now);
+    corral__telem_update(ag->tm, now);
+    corral__usage_collect(ag->tm, &ag->pr, &ag->pods, now);
+    char reason[32], msg[512];
+    bool ok = corral__telem_healthy(ag->tm, now, reason, sizeof(reason), msg, sizeof(msg));
+    if (ag->inv.n > 0 && corral__node_set_gpu_health(&ag->node, ok, reason, msg, now)) {
+        corral__log("node %s: GPUHealthy=%s (%s: %s)", ag->node.name, ok ? "True" : "False", reason,
+                    msg);
+        ag->node.next_status_us = now; /* tell the API now, not at the next status period */
+    }
+}
+
 static bool stop_requested(const sigset_t *set)
 {
     struct timespec zero = {0, 0};
@@ -335,10 +368,27 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
     ag->c = corral_client_new(cfg);
     corral__node_init(&ag->node, o->node_name, &ag->inv, o->lease_s);
     int port = 0;
-    if (corral_agent_logserver_start(o->root, o->listen, &port, &ag->logs, err, sizeof(err)) != 0) {
+    ag->tm = corral__telem_new(&ag->inv, o->node_name, corral__now_us());
+    corral__telem_set_xid_hold(ag->tm, o->xid_hold_s);
+    ag->logs = corral_agent_logserver_new(o->root, corral__agent_page);
+    if (corral_agent_logserver_listen(ag->logs, o->listen, ag->tm, true, &port, err, sizeof(err)) !=
+        0) {
         corral__log("cannot start the log server on %s: %s", o->listen, err);
         return CORRAL_EIO;
     }
+    const char *ml = o->metrics_listen;
+    int mport = 0;
+    if (ml && *ml && strcmp(ml, "off") != 0 &&
+        corral_agent_logserver_listen(ag->logs, ml, ag->tm, false, &mport, err, sizeof(err)) != 0) {
+        corral__log("cannot serve /metrics on %s: %s (--metrics-listen off disables it)", ml, err);
+        return CORRAL_EIO;
+    }
+    if (corral_agent_logserver_run(ag->logs, err, sizeof(err)) != 0) {
+        corral__log("%s", err);
+        return CORRAL_EIO;
+    }
+    if (mport)
+        corral__log("serving /metrics on %s (port %d) and on the kubelet port %d", ml, mport, port);
     ag->node.kubelet_port = port;
     while (corral__node_register(ag->c, &ag->node, err, sizeof(err)) != 0) {
         corral__log("%s (retrying)", err);
@@ -366,6 +416,7 @@ static void teardown(agent_t *ag)
 {
     corral_informer_stop(ag->inf);
     corral_agent_logserver_stop(ag->logs);
+    corral__telem_free(ag->tm);
     corral__podtab_fini(&ag->pods);
     corral_evq_free(ag->q);
     corral__proc_fini(&ag->pr);
@@ -397,6 +448,7 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
             evs = next;
         }
         corral__proc_reap();
+        telemetry(&ag, now);
         corral__node_heartbeat(ag.c, &ag.node, now, o->heartbeat_s, o->status_every);
         for (size_t i = 0; i < ag.pods.n; i++)
             drive(&ag, ag.pods.pods[i], now);

@@ -74,8 +74,20 @@ typedef struct corral__node {
     int64_t ready_since_us; /* lastTransitionTime of our Ready=True */
     int64_t next_lease_us, next_status_us;
     bool lease_exists;
+    /* GPU health (telemetry.c): GPUHealthy condition and the gpu-unhealthy taint */
+    bool gpu_bad;
+    char gpu_reason[32];
+    char gpu_msg[512];
+    int64_t gpu_since_us; /* GPUHealthy's lastTransitionTime */
     corral_arena_t arena;
 } corral__node_t;
+
+#define CORRAL__GPU_TAINT "corral.dev/gpu-unhealthy"
+
+/* Record GPU health on n; true when it changed (the caller then refreshes
+ * the Node status at once). */
+bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *reason,
+                                 const char *msg, int64_t now_us);
 
 /* Describe this machine (or the inventory's simulated size) as node name. */
 void corral__node_init(corral__node_t *n, const char *name, const corral_gpu_inventory_t *inv,
@@ -157,6 +169,11 @@ typedef struct corral__pod {
     bool cond[4];      /* Initialized, ContainersReady, Ready, (unused) */
     int64_t cond_us[4];
     int64_t grace_s; /* the deletion's grace period */
+    /* GPU accounting (usage.c) */
+    double gpu_used_s;      /* GPU-seconds used: sum over its GPUs of utilization/100 x dt */
+    bool gpu_ran;           /* ran with GPUs: write corral.dev/gpu-seconds-used when it ends */
+    int sim_util;           /* corral.dev/sim-utilization, or CORRAL__SIM_BUSY */
+    bool last_status_final; /* the status before finalizing a deletion was written */
 } corral__pod_t;
 
 /* Kubernetes' restart decision for an exit code under restartPolicy. */
@@ -192,6 +209,22 @@ corral__pod_t *corral__podtab_find(const corral__podtab_t *t, const char *uid);
 void corral__podtab_add(corral__podtab_t *t, corral__pod_t *p);
 /* Remove and free p. */
 void corral__podtab_drop(corral__podtab_t *t, corral__pod_t *p);
+
+/* --- metrics glue (usage.c) ---------------------------------------------------------------- */
+
+struct corral__telem;
+/* GPU indices in a corral.dev/gpu-ids value ("0,3"): count stored (<= max). */
+int corral__gpu_ids_parse(const char *ids, int *out, int max);
+/* The simulated load a pod declares (corral.dev/sim-utilization, clamped to
+ * 0-100), or the busy default. */
+int corral__pod_sim_util(const corral_obj_t *o);
+/* The log server's pages for one node: ctx is its corral__telem_t. */
+int corral__agent_page(void *ctx, const char *path, corral_buf_t *out, const char **ctype);
+/* Tell the telemetry who holds which GPU (running pods with gpu-ids). */
+void corral__usage_owners(struct corral__telem *t, const corral__podtab_t *pods, int ngpu,
+                          int64_t now_us);
+/* Add dt of each running GPU pod's utilization to its gpu_used_s. */
+void corral__usage_integrate(struct corral__telem *t, const corral__podtab_t *pods, int64_t dt_us);
 
 /* --- environment (env.c) ------------------------------------------------------------------ */
 
@@ -285,5 +318,11 @@ int corral__cgroup_make(const char *base, const char *name, int64_t cpu_milli, i
 uint64_t corral__cgroup_ooms(const char *path);
 void corral__cgroup_kill(const char *path);
 void corral__cgroup_remove(const char *path);
+
+/* Read the CPU and memory of the node and of each running container
+ * (cgroup v2 files when the container has a cgroup, else /proc of its
+ * workload) into the telemetry's /metrics/resource snapshot. */
+void corral__usage_collect(struct corral__telem *t, const corral__proc_t *pr,
+                           const corral__podtab_t *pods, int64_t now_us);
 
 #endif

@@ -51,6 +51,10 @@ const corral__gpu_sim_spec_t *corral__gpu_sim_find(const char *name);
 void corral__gpu_sim_fill(const corral__gpu_sim_spec_t *s, const char *node_name,
                           corral_gpu_inventory_t *out);
 
+/* The UUIDs and PCI domains a simulated inventory would have on node_name
+ * (hollow nodes share one discovery; each gets its own GPU identities). */
+void corral__gpu_sim_rename(corral_gpu_inventory_t *inv, const char *node_name);
+
 /* Derive product and family (and check count), once the backend filled the rest. */
 void corral__gpu_finish(corral_gpu_inventory_t *inv);
 

@@ -213,3 +213,19 @@ int corral__gpu_sim_builtin(const char *name, const char *node_name, corral_gpu_
     corral__gpu_sim_fill(s, node_name, out);
     return 0;
 }
+
+void corral__gpu_sim_rename(corral_gpu_inventory_t *inv, const char *node_name)
+{
+    char dom[16];
+    snprintf(dom, sizeof(dom), "%08X", sim_hash(node_name, "", -1, 0) & 0xffffu);
+    for (int i = 0; i < inv->n; i++) {
+        corral_gpu_t *g = &inv->gpus[i];
+        uint32_t h[4];
+        for (uint32_t k = 0; k < 4; k++)
+            h[k] = sim_hash(node_name, inv->profile, i, k + 1);
+        snprintf(g->uuid, sizeof(g->uuid), "GPU-%08x-%04x-%04x-%04x-%04x%08x", h[0], h[1] >> 16,
+                 h[1] & 0xffffu, h[2] >> 16, h[2] & 0xffffu, h[3]);
+        if (strlen(g->pci_bus_id) > 8)
+            memcpy(g->pci_bus_id, dom, 8);
+    }
+}

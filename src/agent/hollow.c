@@ -16,12 +16,16 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agent/agent_int.h"
+#include "agent/gpu_int.h"
+#include "agent/logserver.h"
+#include "agent/telemetry.h"
 #include "corral/io.h"
 #include "corral/timefmt.h"
 
@@ -72,6 +76,11 @@ struct hollow {
     corral_evq_t *q;
     corral_informer_t *inf;
     corral_arena_t arena;
+    /* metrics: each node's simulated GPUs and its own port on one log server thread */
+    corral__telem_t **tm;
+    corral_agent_logserver_t *logs;
+    bool owners_dirty;
+    int64_t next_owners_us;
 };
 
 /* --- the writers ---------------------------------------------------------------------------- */
@@ -274,6 +283,12 @@ static void complete(hollow_t *h, corral__pod_t *p, int64_t now)
         snprintf(c->term.reason, sizeof(c->term.reason), "Completed");
         snprintf(c->term.cid, sizeof(c->term.cid), "%s", c->cid);
     }
+    if (p->gpu_ran) { /* its declared load over its run, on each of its GPUs */
+        int ids[CORRAL_GPU_MAX];
+        int k = corral__gpu_ids_parse(p->gpu_ids, ids, CORRAL_GPU_MAX);
+        p->gpu_used_s = k * p->sim_util / 100.0 * (double)(now - p->start_us) / 1e6;
+    }
+    h->owners_dirty = true;
     corral_free(p->restart_policy); /* a finished hollow pod is Succeeded whatever the policy */
     p->restart_policy = corral_strdup("Never");
     p->terminal = true;
@@ -292,6 +307,12 @@ static void new_pod(hollow_t *h, corral_watch_ev_t *ev, int node, int64_t now)
     p->node = corral_strdup(nb);
     corral__pod_containers(p, o);
     p->start_us = o->u.pod->status.start_us ? o->u.pod->status.start_us : now;
+    const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
+    p->gpu_ids = ids ? corral_strdup(ids) : NULL;
+    p->sim_util = corral__pod_sim_util(o);
+    int tmp[CORRAL_GPU_MAX];
+    p->gpu_ran = ids && corral__gpu_ids_parse(ids, tmp, CORRAL_GPU_MAX) > 0;
+    h->owners_dirty = true;
     corral__podtab_add(&h->pods, p);
     const char *phase = o->u.pod->status.phase;
     if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) {
@@ -336,6 +357,7 @@ static void handle(hollow_t *h, corral_watch_ev_t *ev, int64_t now)
     if (ev->type == CORRAL_WATCH_DELETED) {
         if (p)
             corral__podtab_drop(&h->pods, p);
+        h->owners_dirty = true;
         return;
     }
     if (!o || o->info->kind != CORRAL_KIND_POD)
@@ -389,6 +411,69 @@ static int load_tokens(hollow_t *h, char *err, size_t errlen)
     return 0;
 }
 
+/* Room for a listening socket per node besides the API connections. */
+static void raise_nofile(int nn)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)nn + 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* Each hollow node gets simulated GPUs of its own (UUIDs from its name) and
+ * a port on 127.0.0.1 for /metrics, /metrics/resource and /healthz, all
+ * served by one thread (docs/decisions.md). */
+static int metrics_setup(hollow_t *h, int64_t now, char *err, size_t errlen)
+{
+    raise_nofile(h->nn);
+    h->tm = corral_calloc((size_t)h->nn, sizeof(corral__telem_t *));
+    h->logs = corral_agent_logserver_new(NULL, corral__agent_page);
+    corral_gpu_inventory_t *inv = corral_malloc(sizeof(*inv));
+    for (int i = 0; i < h->nn; i++) {
+        *inv = h->inv; /* shallow: the topology text stays h->inv's */
+        corral__gpu_sim_rename(inv, h->nodes[i].name);
+        h->tm[i] = corral__telem_new(inv, h->nodes[i].name, now);
+        int port = 0;
+        if (corral_agent_logserver_listen(h->logs, "127.0.0.1:0", h->tm[i], false, &port, err,
+                                          errlen) != 0) {
+            corral__log("hollow: node %s gets no metrics port: %s", h->nodes[i].name, err);
+            continue;
+        }
+        h->nodes[i].kubelet_port = port;
+    }
+    corral_free(inv);
+    return corral_agent_logserver_run(h->logs, err, errlen);
+}
+
+/* The holders of every hollow node's GPUs, from the pods (once a second
+ * when something changed). */
+static void owners_update(hollow_t *h, int64_t now)
+{
+    if (!h->owners_dirty || now < h->next_owners_us || !h->tm)
+        return;
+    h->owners_dirty = false;
+    h->next_owners_us = now + 1000000;
+    corral__gpu_owner_t *own = corral_calloc((size_t)h->nn * CORRAL_GPU_MAX, sizeof(*own));
+    for (size_t i = 0; i < h->pods.n; i++) {
+        const corral__pod_t *p = h->pods.pods[i];
+        if (p->terminal || p->deleting || !p->gpu_ids)
+            continue;
+        int node = node_of(p), ids[CORRAL_GPU_MAX];
+        int k = corral__gpu_ids_parse(p->gpu_ids, ids, CORRAL_GPU_MAX);
+        for (int j = 0; j < k && node >= 0 && node < h->nn; j++)
+            own[(size_t)node * CORRAL_GPU_MAX + (size_t)ids[j]] = (corral__gpu_owner_t){
+                .ns = p->ns,
+                .pod = p->name,
+                .container = p->nctrs > p->ninit ? p->ctrs[p->ninit].name : "",
+                .util = p->sim_util};
+    }
+    for (int n = 0; n < h->nn; n++)
+        corral__telem_set_owners(h->tm[n], own + (size_t)n * CORRAL_GPU_MAX, h->inv.n, now);
+    corral_free(own);
+}
+
 static int hollow_setup(hollow_t *h, char *err, size_t errlen)
 {
     const corral__agent_opts_t *o = h->o;
@@ -407,6 +492,8 @@ static int hollow_setup(hollow_t *h, char *err, size_t errlen)
     }
     if (o->token_file && load_tokens(h, err, errlen) != 0)
         return CORRAL_EINVAL;
+    if (metrics_setup(h, now, err, errlen) != 0)
+        return CORRAL_EIO;
     h->nw = o->writers > 0 ? o->writers : 1;
     h->w = corral_calloc((size_t)h->nw, sizeof(*h->w));
     for (int i = 0; i < h->nw; i++) {
@@ -447,6 +534,10 @@ static void hollow_teardown(hollow_t *h)
         pthread_cond_destroy(&w->cv);
     }
     corral_free(h->w);
+    corral_agent_logserver_stop(h->logs);
+    for (int i = 0; h->tm && i < h->nn; i++)
+        corral__telem_free(h->tm[i]);
+    corral_free(h->tm);
     corral_evq_free(h->q);
     corral__podtab_fini(&h->pods);
     for (size_t i = 0; i < h->nheap; i++)
@@ -478,6 +569,7 @@ static void tick(hollow_t *h, int64_t now)
             push_node(h, W_STATUS, i);
         }
     }
+    owners_update(h, now);
     while (h->nheap > 0 && h->heap[0].at_us <= now) {
         timer_t_ t = heap_pop(h);
         corral__pod_t *p = corral__podtab_find(&h->pods, t.uid);

@@ -55,12 +55,22 @@ typedef struct lconn {
     bool follow;
     int64_t left; /* limitBytes still to send; -1: no limit */
     int64_t t0_ms;
+    const struct listener *from;
 } lconn_t;
+
+typedef struct listener {
+    int fd;
+    void *ctx;
+    bool logs;
+} listener_t;
 
 struct corral_agent_logserver {
     char *root;
-    int lfd;
+    corral_agent_page_fn pages;
+    listener_t *ls;
+    size_t nls;
     int wake[2];
+    bool running;
     pthread_t thread;
     lconn_t *conns[CORRAL_AGENT_LOG_MAX_CONNS];
     size_t n;
@@ -307,6 +317,28 @@ static bool open_log(corral_agent_logserver_t *s, lconn_t *c, char parts[3][NAME
     return true;
 }
 
+/* A page of the pages function (metrics); false when it has none such. */
+static bool serve_page(corral_agent_logserver_t *s, lconn_t *c, const char *target, size_t len)
+{
+    char path[256];
+    memcpy(path, target, len);
+    path[len] = '\0';
+    corral_buf_t b;
+    corral_buf_init(&b);
+    const char *ctype = NULL;
+    int rc = s->pages(c->from->ctx, path, &b, &ctype);
+    if (rc == 0) {
+        corral_buf_printf(&c->out,
+                          "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                          "Connection: close\r\n\r\n",
+                          ctype ? ctype : "text/plain; version=0.0.4; charset=utf-8", b.len);
+        corral_buf_append(&c->out, b.p, b.len);
+        c->done = true;
+    }
+    corral_buf_fini(&b);
+    return rc == 0;
+}
+
 /* A complete head is in c->in: answer it. */
 static void handle(corral_agent_logserver_t *s, lconn_t *c, const corral_http_request_t *req)
 {
@@ -316,8 +348,10 @@ static void handle(corral_agent_logserver_t *s, lconn_t *c, const corral_http_re
     }
     const char *q = memchr(req->target, '?', req->target_len);
     size_t pl = q ? (size_t)(q - req->target) : req->target_len;
+    if (s->pages && pl < 256 && serve_page(s, c, req->target, pl))
+        return;
     char parts[3][NAME_MAX_LEN + 1];
-    if (!split_path(req->target, pl, parts)) {
+    if (!c->from->logs || !s->root || !split_path(req->target, pl, parts)) {
         put_status(c, 404, "NotFound", "the server could not find the requested resource");
         return;
     }
@@ -408,15 +442,16 @@ static bool conn_flush(lconn_t *c)
     return !c->done;
 }
 
-static void accept_all(corral_agent_logserver_t *s)
+static void accept_all(corral_agent_logserver_t *s, const listener_t *l)
 {
     for (;;) {
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
         lconn_t *c = corral_calloc(1, sizeof(*c));
         c->fd = fd;
         c->logfd = -1;
+        c->from = l;
         c->t0_ms = now_ms();
         corral_buf_init(&c->in);
         corral_buf_init(&c->out);
@@ -465,7 +500,8 @@ static void serve_conns(corral_agent_logserver_t *s, const struct pollfd *pf)
 static void *serve(void *arg)
 {
     corral_agent_logserver_t *s = arg;
-    struct pollfd *pf = corral_calloc(CORRAL_AGENT_LOG_MAX_CONNS + 2, sizeof(*pf));
+    size_t nl = s->nls;
+    struct pollfd *pf = corral_calloc(CORRAL_AGENT_LOG_MAX_CONNS + nl + 1, sizeof(*pf));
     for (;;) {
         bool timed = false;
         for (size_t i = 0; i < s->n; i++) {
@@ -478,16 +514,23 @@ static void *serve(void *arg)
             else if (c->follow || !c->streaming)
                 timed = true; /* a follow waiting for the file, or a head deadline */
         }
-        pf[s->n] = (struct pollfd){s->lfd, POLLIN, 0};
-        pf[s->n + 1] = (struct pollfd){s->wake[0], POLLIN, 0};
-        if (poll(pf, s->n + 2, timed ? POLL_MS : -1) < 0 && errno != EINTR)
+        size_t n0 = s->n;
+        for (size_t i = 0; i < nl; i++)
+            pf[n0 + i] = (struct pollfd){s->ls[i].fd, POLLIN, 0};
+        pf[n0 + nl] = (struct pollfd){s->wake[0], POLLIN, 0};
+        if (poll(pf, n0 + nl + 1, timed ? POLL_MS : -1) < 0 && errno != EINTR)
             break;
-        if (pf[s->n + 1].revents)
+        if (pf[n0 + nl].revents)
             break;
-        bool incoming = pf[s->n].revents & POLLIN;
+        /* serve_conns reorders conns; the listeners' results are read first */
+        bool *incoming = corral_calloc(nl ? nl : 1, sizeof(bool));
+        for (size_t i = 0; i < nl; i++)
+            incoming[i] = pf[n0 + i].revents & POLLIN;
         serve_conns(s, pf);
-        if (incoming)
-            accept_all(s);
+        for (size_t i = 0; i < nl; i++)
+            if (incoming[i])
+                accept_all(s, &s->ls[i]);
+        corral_free(incoming);
     }
     corral_free(pf);
     return NULL;
@@ -509,7 +552,7 @@ static int listen_on(const char *addr, int *port, char *err, size_t errlen)
     memset(&hints, 0, sizeof(hints));
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai) {
+    if (getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai) != 0 || !ai) { /* ":P": all */
         snprintf(err, errlen, "log server: \"%s\" is not a numeric HOST:PORT", addr);
         return -1;
     }
@@ -534,26 +577,53 @@ static int listen_on(const char *addr, int *port, char *err, size_t errlen)
     return fd;
 }
 
-int corral_agent_logserver_start(const char *root, const char *listen, int *port_out,
-                                 corral_agent_logserver_t **out, char *err, size_t errlen)
+corral_agent_logserver_t *corral_agent_logserver_new(const char *root, corral_agent_page_fn pages)
 {
-    *out = NULL;
+    corral_agent_logserver_t *s = corral_calloc(1, sizeof(*s));
+    s->root = root ? corral_strdup(root) : NULL;
+    s->pages = pages;
+    s->wake[0] = s->wake[1] = -1;
+    return s;
+}
+
+int corral_agent_logserver_listen(corral_agent_logserver_t *s, const char *listen, void *ctx,
+                                  bool logs, int *port_out, char *err, size_t errlen)
+{
     int port = 0;
     int fd = listen_on(listen, &port, err, errlen);
     if (fd < 0)
         return CORRAL_EIO;
-    corral_agent_logserver_t *s = corral_calloc(1, sizeof(*s));
-    s->root = corral_strdup(root);
-    s->lfd = fd;
-    if (pipe2(s->wake, O_CLOEXEC) != 0 || pthread_create(&s->thread, NULL, serve, s) != 0) {
-        snprintf(err, errlen, "log server: cannot start: %s", strerror(errno));
-        close(fd);
-        corral_free(s->root);
-        corral_free(s);
-        return CORRAL_EIO;
-    }
+    s->ls = corral_realloc(s->ls, (s->nls + 1) * sizeof(*s->ls));
+    s->ls[s->nls++] = (listener_t){.fd = fd, .ctx = ctx, .logs = logs};
     if (port_out)
         *port_out = port;
+    return 0;
+}
+
+int corral_agent_logserver_run(corral_agent_logserver_t *s, char *err, size_t errlen)
+{
+    if (pipe2(s->wake, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "log server: cannot start: %s", strerror(errno));
+        return CORRAL_EIO;
+    }
+    if (pthread_create(&s->thread, NULL, serve, s) != 0) {
+        snprintf(err, errlen, "log server: cannot start its thread");
+        return CORRAL_EIO;
+    }
+    s->running = true;
+    return 0;
+}
+
+int corral_agent_logserver_start(const char *root, const char *listen, int *port_out,
+                                 corral_agent_logserver_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    corral_agent_logserver_t *s = corral_agent_logserver_new(root, NULL);
+    if (corral_agent_logserver_listen(s, listen, NULL, true, port_out, err, errlen) != 0 ||
+        corral_agent_logserver_run(s, err, errlen) != 0) {
+        corral_agent_logserver_stop(s);
+        return CORRAL_EIO;
+    }
     *out = s;
     return 0;
 }
@@ -563,14 +633,20 @@ void corral_agent_logserver_stop(corral_agent_logserver_t *s)
     if (!s)
         return;
     char b = 1;
-    while (write(s->wake[1], &b, 1) < 0 && errno == EINTR)
-        ;
-    pthread_join(s->thread, NULL);
+    if (s->running) {
+        while (write(s->wake[1], &b, 1) < 0 && errno == EINTR)
+            ;
+        pthread_join(s->thread, NULL);
+    }
     for (size_t i = 0; i < s->n; i++)
         conn_free(s->conns[i]);
-    close(s->lfd);
-    close(s->wake[0]);
-    close(s->wake[1]);
+    for (size_t i = 0; i < s->nls; i++)
+        close(s->ls[i].fd);
+    corral_free(s->ls);
+    if (s->wake[0] >= 0) {
+        close(s->wake[0]);
+        close(s->wake[1]);
+    }
     corral_free(s->root);
     corral_free(s);
 }

@@ -18,12 +18,34 @@
 #ifndef CORRAL_AGENT_LOGSERVER_H
 #define CORRAL_AGENT_LOGSERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "corral/buf.h"
 
 /* Concurrent connections one server serves; more are answered 503. */
 #define CORRAL_AGENT_LOG_MAX_CONNS 256
 
 typedef struct corral_agent_logserver corral_agent_logserver_t;
+
+/*
+ * Pages besides the logs (the agent's /metrics, /metrics/resource,
+ * /healthz): for GET path (query removed) on a listener with context ctx,
+ * append the body to out, set *ctype (NULL: the Prometheus text type) and
+ * return 0; CORRAL_ENOENT when there is no such page. Runs on the server's
+ * thread.
+ */
+typedef int (*corral_agent_page_fn)(void *ctx, const char *path, corral_buf_t *out,
+                                    const char **ctype);
+
+/* A server not yet listening: root (NULL: no logs served) and pages (may be NULL). */
+corral_agent_logserver_t *corral_agent_logserver_new(const char *root, corral_agent_page_fn pages);
+/* One more address to serve, with its pages' context; logs: whether it
+ * serves /containerLogs too. Before run. */
+int corral_agent_logserver_listen(corral_agent_logserver_t *s, const char *listen, void *ctx,
+                                  bool logs, int *port_out, char *err, size_t errlen);
+/* Start the thread that serves every listener (one poll loop). */
+int corral_agent_logserver_run(corral_agent_logserver_t *s, char *err, size_t errlen);
 
 /*
  * Serve ROOT's logs on listen ("HOST:PORT", a numeric address; port 0

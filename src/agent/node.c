@@ -89,6 +89,60 @@ static void conditions(corral_arena_t *a, corral_val_t *st, const corral__node_t
         corral__jstr(a, c, "message", types[i][2]);
         corral_val_push(a, seq, c);
     }
+    if (n->ngpu > 0) { /* telemetry.c: XIDs and unreadable GPUs */
+        corral_val_t *c = corral__jmap(a, NULL, NULL);
+        char gt[40];
+        corral__fmt_time(n->gpu_since_us ? n->gpu_since_us : now, false, gt, sizeof(gt));
+        corral__jstr(a, c, "type", "GPUHealthy");
+        corral__jstr(a, c, "status", n->gpu_bad ? "False" : "True");
+        corral__jstr(a, c, "lastHeartbeatTime", hb);
+        corral__jstr(a, c, "lastTransitionTime", gt);
+        corral__jstr(a, c, "reason", n->gpu_reason[0] ? n->gpu_reason : "GPUsHealthy");
+        corral__jstr(a, c, "message",
+                     n->gpu_msg[0] ? n->gpu_msg : "every GPU is readable and has no XID");
+        corral_val_push(a, seq, c);
+    }
+}
+
+bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *reason,
+                                 const char *msg, int64_t now_us)
+{
+    bool changed = n->gpu_bad == healthy || strcmp(n->gpu_reason, reason) != 0;
+    snprintf(n->gpu_reason, sizeof(n->gpu_reason), "%s", reason);
+    snprintf(n->gpu_msg, sizeof(n->gpu_msg), "%s", msg);
+    if (n->gpu_bad == healthy || !n->gpu_since_us)
+        n->gpu_since_us = now_us;
+    n->gpu_bad = !healthy;
+    return changed;
+}
+
+/* The Node's taints with ours (CORRAL__GPU_TAINT:NoSchedule) added when
+ * the GPUs are unhealthy and removed when not; NULL when nothing changes. */
+static corral_val_t *gpu_taints(corral_arena_t *a, const corral__node_t *n,
+                                const corral_val_t *node)
+{
+    const corral_val_t *cur = corral_val_dig(node, "spec.taints");
+    corral_val_t *out = corral_val_new(a, CORRAL_VAL_SEQ);
+    bool have = false;
+    for (size_t i = 0; cur && cur->kind == CORRAL_VAL_SEQ && i < cur->n; i++) {
+        const char *k = corral_val_get_str(cur->items[i], "key");
+        if (k && !strcmp(k, CORRAL__GPU_TAINT))
+            have = true;
+        else
+            corral_val_push(a, out, corral_val_copy(a, cur->items[i]));
+    }
+    if (have == n->gpu_bad)
+        return NULL;
+    if (n->gpu_bad) {
+        corral_val_t *t = corral__jmap(a, NULL, NULL);
+        corral__jstr(a, t, "key", CORRAL__GPU_TAINT);
+        corral__jstr(a, t, "effect", "NoSchedule");
+        char ts[40];
+        corral__fmt_time(n->gpu_since_us, false, ts, sizeof(ts));
+        corral__jstr(a, t, "timeAdded", ts);
+        corral_val_push(a, out, t);
+    }
+    return out;
 }
 
 static void resources(corral_arena_t *a, corral_val_t *m, const corral__node_t *n)
@@ -156,7 +210,10 @@ corral_val_t *corral__node_object(corral_arena_t *a, const corral__node_t *n,
     if (n->topology)
         corral__jstr(a, ann, CORRAL_GPU_TOPO_ANNOTATION, n->topology);
     corral__jstr(a, ann, "node.alpha.kubernetes.io/ttl", "0");
-    corral_val_ensure_map(a, o, "spec");
+    corral_val_t *spec = corral_val_ensure_map(a, o, "spec");
+    corral_val_t *taints = gpu_taints(a, n, o);
+    if (taints)
+        corral_val_set(a, spec, "taints", taints);
     corral_val_set(a, o, "status", status_body(a, n, now_us));
     return o;
 }
@@ -326,6 +383,18 @@ int corral__node_status(corral_client_t *c, corral__node_t *n, int64_t now_us, c
         if (corral_json_parse(&a, r.body.p, r.body.len, &cur, &je) == 0 && !ready_true(cur)) {
             corral__log("node %s was not Ready in the API: posting Ready again", n->name);
             n->ready_since_us = now_us;
+        }
+        corral_val_t *taints = cur ? gpu_taints(&a, n, cur) : NULL;
+        if (taints) { /* the resourceVersion makes a concurrent edit of the taints conflict */
+            corral_val_t *patch = corral__jmap(&a, NULL, NULL);
+            const char *rv = corral_val_get_str(corral_val_get(cur, "metadata"), "resourceVersion");
+            if (rv)
+                corral__jstr(&a, corral__jmap(&a, patch, "metadata"), "resourceVersion", rv);
+            corral_val_set(&a, corral__jmap(&a, patch, "spec"), "taints", taints);
+            if (send(c, "PATCH", path, "application/merge-patch+json", patch, &r) != 0 ||
+                r.code != 200)
+                corral__log("node %s: cannot %s the %s taint: HTTP %ld", n->name,
+                            n->gpu_bad ? "add" : "remove", CORRAL__GPU_TAINT, r.code);
         }
     }
     snprintf(path, sizeof(path), NODE_PATH "/%s/status", n->name);

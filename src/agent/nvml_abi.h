@@ -95,4 +95,87 @@ typedef nvmlReturn_t (*nvml_link_pci_fn)(
     nvmlPciInfo_t *pci);                               /* nvmlDeviceGetNvLinkRemotePciInfo_v2 */
 typedef const char *(*nvml_errstr_fn)(nvmlReturn_t r); /* nvmlErrorString */
 
+/* --- telemetry (nvml_telem.c): each of these is optional --------------------------- */
+
+enum { NVML_ERROR_TIMEOUT = 10 };
+
+typedef struct nvmlUtilization_st {
+    unsigned int gpu;
+    unsigned int memory;
+} nvmlUtilization_t;
+
+typedef int nvmlTemperatureSensors_t; /* enum nvmlTemperatureSensors_enum */
+enum { NVML_TEMPERATURE_GPU = 0 };
+
+typedef int nvmlClockType_t; /* enum nvmlClockType_enum */
+enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+
+typedef int nvmlPcieUtilCounter_t; /* enum nvmlPcieUtilCounter_enum */
+enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
+
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+#define nvmlEventTypeXidCriticalError 0x0000000000000008LL
+
+typedef struct nvmlEventData_st {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData; /* the XID */
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+typedef int nvmlValueType_t; /* enum nvmlValueType_enum */
+enum {
+    NVML_VALUE_TYPE_DOUBLE = 0,
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+    NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+    NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+    NVML_VALUE_TYPE_SIGNED_INT = 5
+};
+
+typedef union nvmlValue_st {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    signed int siVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    nvmlValueType_t valueType;
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+
+#define NVML_FI_DEV_MEMORY_TEMP              82
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_TX 140 /* KiB, scopeId UINT_MAX: all links */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_RX 141
+
+typedef nvmlReturn_t (*nvml_util_fn)(nvmlDevice_t d,
+                                     nvmlUtilization_t *u); /* nvmlDeviceGetUtilizationRates */
+typedef nvmlReturn_t (*nvml_temp_fn)(nvmlDevice_t d, nvmlTemperatureSensors_t s,
+                                     unsigned int *t); /* nvmlDeviceGetTemperature */
+typedef nvmlReturn_t (*nvml_uint_fn)(nvmlDevice_t d, unsigned int *v); /* ...GetPowerUsage */
+typedef nvmlReturn_t (*nvml_ull_fn)(nvmlDevice_t d,
+                                    unsigned long long *v); /* ...GetTotalEnergyConsumption */
+typedef nvmlReturn_t (*nvml_clock_fn)(nvmlDevice_t d, nvmlClockType_t t,
+                                      unsigned int *mhz); /* nvmlDeviceGetClockInfo */
+typedef nvmlReturn_t (*nvml_pcie_fn)(nvmlDevice_t d, nvmlPcieUtilCounter_t c,
+                                     unsigned int *kbps); /* nvmlDeviceGetPcieThroughput */
+typedef nvmlReturn_t (*nvml_fields_fn)(nvmlDevice_t d, int n,
+                                       nvmlFieldValue_t *v);    /* nvmlDeviceGetFieldValues */
+typedef nvmlReturn_t (*nvml_evset_new_fn)(nvmlEventSet_t *set); /* nvmlEventSetCreate */
+typedef nvmlReturn_t (*nvml_evset_free_fn)(nvmlEventSet_t set); /* nvmlEventSetFree */
+typedef nvmlReturn_t (*nvml_ev_register_fn)(nvmlDevice_t d, unsigned long long types,
+                                            nvmlEventSet_t set); /* nvmlDeviceRegisterEvents */
+typedef nvmlReturn_t (*nvml_ev_wait_fn)(nvmlEventSet_t set, nvmlEventData_t *data,
+                                        unsigned int timeout_ms); /* nvmlEventSetWait_v2 */
+
 #endif

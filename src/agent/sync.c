@@ -188,8 +188,16 @@ corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, cons
             corral_val_push(a, is, ctr_json(a, &p->ctrs[i]));
     }
     corral_val_t *css = corral__jseq(a, st, "containerStatuses");
-    for (size_t i = p->ninit; i < p->nctrs; i++)
+    bool running = false;
+    for (size_t i = p->ninit; i < p->nctrs; i++) {
         corral_val_push(a, css, ctr_json(a, &p->ctrs[i]));
+        running = running || p->ctrs[i].st == CORRAL__C_RUNNING;
+    }
+    if (p->gpu_ran && !running) { /* ended: the GPU time it used (usage.c) */
+        corral_val_t *ann = corral__jmap(a, corral__jmap(a, o, "metadata"), "annotations");
+        corral__jstr(a, ann, "corral.dev/gpu-seconds-used",
+                     corral_arena_printf(a, "%.3f", p->gpu_used_s));
+    }
     return o;
 }
 

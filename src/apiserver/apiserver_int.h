@@ -15,7 +15,10 @@
  *   sa.c         ServiceAccount tokens, SelfSubjectReview, default
  *                ServiceAccounts, the kubernetes Service (reviews of
  *                rules and access, and impersonation, are in authz.c)
- *   logproxy.c   pods/log, proxied to the node agent's log server
+ *   logproxy.c   calls to node agents: pods/log, nodes/NAME/proxy, scrapes
+ *   metricsserver.c  metrics.k8s.io (NodeMetrics, PodMetrics) from scrapes of
+ *                the agents' /metrics/resource
+ *   apimetrics.c the API server's own /metrics
  *   nodeauthz.c  the Node authorizer and NodeRestriction admission
  *   watch.c      watch streams
  *   views.c      resources served as another shape of stored objects
@@ -32,6 +35,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <pthread.h>
+#include <sys/socket.h>
 
 #include "corral/apiserver.h"
 #include "corral/auth.h"
@@ -130,6 +134,9 @@ struct corral_apiserver {
     int nthreads; /* loop threads running (joined by corral_apiserver_wait) */
     char listen_host[256];
     int log_streams;                          /* proxied pods/log streams open (atomic) */
+    int agent_calls;                          /* collected agent calls open (atomic) */
+    struct corral__apimetrics *metrics;       /* the server's own metrics (apimetrics.c) */
+    struct corral__msrv *msrv;                /* the metrics-server (metricsserver.c) */
     struct corral__openapi *openapi;          /* the OpenAPI documents (openapi.c) */
     unsigned char sa_key[CORRAL__SA_KEY_LEN]; /* ServiceAccount token signing key (sa.c) */
     /* Workers for the CPU-heavy first part of writes with big bodies
@@ -268,6 +275,30 @@ static inline corral_store_reader_t *corral__rd(const corral__req_t *r)
  * store ops the handler makes are handed back to the loop. Returns false
  * (and does nothing) when r cannot be offloaded: run h inline then. */
 bool corral__offload(corral__req_t *r, void (*h)(corral__req_t *r));
+
+/* --- apimetrics.c: the server's own /metrics ---------------------------------------- */
+
+typedef struct corral__apimetrics corral__apimetrics_t;
+/* Create the registry and families (after the store is open); free after
+ * the store is closed. */
+void corral__apimetrics_init(corral_apiserver_t *s);
+void corral__apimetrics_free(corral_apiserver_t *s);
+struct corral_metrics *corral__apimetrics_registry(corral_apiserver_t *s);
+/* A response queued (or a stream ended): count r with its status code;
+ * t0_us when it began (the duration is observed unless stream). */
+void corral__apimetrics_request(const corral__req_t *r, int code, int64_t t0_us, bool stream);
+/* A long-running request started (+1) or ended (-1). */
+void corral__apimetrics_longrunning(const corral__req_t *r, int delta);
+void corral__h_metrics(corral__req_t *r);
+
+/* --- metricsserver.c: metrics.k8s.io from the agents' /metrics/resource --------------- */
+
+/* Start scraping on loop 0 (after the loops exist); free after the loops
+ * stopped. */
+void corral__msrv_init(corral_apiserver_t *s);
+void corral__msrv_free(corral_apiserver_t *s);
+void corral__h_nodemetrics(corral__req_t *r); /* list and get */
+void corral__h_podmetrics(corral__req_t *r);  /* list (one or every namespace) and get */
 
 /* --- status.c ------------------------------------------------------------------- */
 
@@ -449,6 +480,33 @@ void corral__h_binding(corral__req_t *r);
 void corral__h_bindings(corral__req_t *r);
 void corral__h_eviction(corral__req_t *r);
 void corral__h_log(corral__req_t *r);
+void corral__h_node_proxy(corral__req_t *r);
+
+/* logproxy.c: calls to a node agent, from one loop thread. The target is
+ * resolved from the stored Node only (port > 0 overrides the kubelet port). */
+typedef struct corral__agent_target {
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    char where[320]; /* node "n" at ADDR:PORT */
+} corral__agent_target_t;
+/* 0, CORRAL_ENOENT (no such node) or CORRAL_EINVAL (no endpoint), with a
+ * message in err. */
+int corral__agent_target(corral_store_reader_t *rd, corral_arena_t *a, const char *node, int port,
+                         corral__agent_target_t *t, char *err, size_t errlen);
+typedef struct corral__agent_call corral__agent_call_t;
+/* The end of a collected call, on the loop thread: code the agent's status
+ * and ctype its Content-Type, or code 0 and err why it failed. body (at
+ * most the call's limit) may be taken over. */
+typedef void (*corral__agent_done_fn)(void *arg, int code, const char *ctype, corral_buf_t *body,
+                                      const char *err);
+/* GET path (URL-safe, with its query) from the agent, collecting at most
+ * limit bytes. 0 with *out and done called later (never from inside), or
+ * CORRAL_EAGAIN (too many calls open) / CORRAL_EIO with a message in err. */
+int corral__agent_get(corral__loop_t *loop, const corral__agent_target_t *t, const char *path,
+                      size_t limit, corral__agent_done_fn done, void *arg,
+                      corral__agent_call_t **out, char *err, size_t errlen);
+/* Abandon a call: done is not called. NULL is fine. */
+void corral__agent_cancel(corral__agent_call_t *c);
 void corral__h_watch(corral__req_t *r);
 
 /* scale.c: the scale subresource of Volcano Jobs and InferenceServices. */

@@ -1,24 +1,32 @@
 /*
- * pods/log: the API server proxies to the log server of the pod's node
- * agent, as kube-apiserver proxies to kubelet's /containerLogs. The target
- * comes only from stored objects: the pod's spec.nodeName, then that Node's
- * status.addresses (InternalIP, else ExternalIP, else Hostname; a numeric
- * address, so that nothing blocks on a DNS lookup) and
- * status.daemonEndpoints.kubeletEndpoint.Port. Nothing the client sends
- * chooses where the server connects; the client's query is passed on only
- * as re-encoded, validated values (follow, previous, timestamps,
- * tailLines, limitBytes, sinceSeconds).
+ * Calls to the node agents: pods/log and nodes/NAME/proxy, as kube-apiserver
+ * proxies to kubelet, and the metrics-server's scrapes (metricsserver.c).
+ * The target comes only from stored objects: the Node's status.addresses
+ * (InternalIP, else ExternalIP, else Hostname; a numeric address, so that
+ * nothing blocks on a DNS lookup) and status.daemonEndpoints.kubeletEndpoint
+ * .Port (for the node proxy `NAME:PORT` picks another port of that address,
+ * as upstream allows). The agent's request is made here from validated
+ * values: pods/log re-encodes its query (follow, previous, timestamps,
+ * tailLines, limitBytes, sinceSeconds); the node proxy passes a path and
+ * query made only of URL-safe characters.
  *
- * Everything runs on the request's loop thread: a non-blocking connect
- * through a bufferevent (with a timeout), the agent's answer relayed as it
- * arrives. A 200 becomes a chunked stream to the client (text/plain);
- * another status is collected (at most 64 KiB) and passed through, so the
- * agent's Status (a missing previous instance, no logs) reaches kubectl
- * unchanged. Flow control: reading from the agent pauses while more than
- * the watch buffer waits on the client's socket. The stream ends when the
- * agent closes; when the client goes away the agent connection is closed.
- * At most CORRAL__MAX_LOG_STREAMS proxied streams are open at once (429
- * beyond).
+ * Everything runs on one loop thread: a non-blocking connect through a
+ * bufferevent (with a timeout), the agent's answer read as it arrives. Two
+ * modes:
+ *   - a stream (pods/log): a 200 becomes a chunked stream to the client
+ *     (text/plain); another status is collected (at most 64 KiB) and passed
+ *     through, so the agent's Status (a missing previous instance, no logs)
+ *     reaches kubectl unchanged. Reading from the agent pauses while more
+ *     than the watch buffer waits on the client's socket. The stream ends
+ *     when the agent closes; when the client goes away the agent connection
+ *     is closed. At most CORRAL__MAX_LOG_STREAMS at once (429 beyond).
+ *   - collected (nodes/proxy, scrapes): the whole answer, at most a limit of
+ *     bytes and with an idle timeout, handed to a callback with the agent's
+ *     status and Content-Type; the node proxy replies with them (so
+ *     Prometheus gets the agent's exposition type). At most
+ *     CORRAL__MAX_NODE_PROXIES node proxy calls at once (429 beyond).
+ * Connections to the agent are one per call (Connection: close); the
+ * client's own connection stays alive.
  */
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -31,49 +39,103 @@
 
 #include "apiserver/apiserver_int.h"
 
-#define CORRAL__MAX_LOG_STREAMS 256
-#define CONNECT_TIMEOUT_S       10
-#define HEAD_MAX                ((size_t)16 << 10)
-#define ERROR_BODY_MAX          ((size_t)64 << 10)
+#define CORRAL__MAX_LOG_STREAMS  256
+#define CORRAL__MAX_NODE_PROXIES 256
+#define CONNECT_TIMEOUT_S        10
+#define READ_TIMEOUT_S           30
+#define HEAD_MAX                 ((size_t)16 << 10)
+#define ERROR_BODY_MAX           ((size_t)64 << 10)
+#define NODE_PROXY_MAX           ((size_t)16 << 20)
 
-typedef struct logproxy {
-    corral__req_t *r;
+struct corral__agent_call {
     struct bufferevent *bev;
+    corral__req_t *r; /* stream mode: the request streamed to; NULL when collected */
+    corral__agent_done_fn done;
+    void *arg;
+    int *count; /* the server's counter this call holds one of */
+    bool starting, early_fail;
     bool head_done, streaming;
     int code;
     char ctype[96];
     bool chunked;
     int64_t clen, got; /* Content-Length (-1: until close) and body bytes seen */
+    size_t limit;      /* collected: most body bytes */
+    bool over;         /* collected: the body passed limit */
     corral_http_chunked_t ch;
-    corral_buf_t body; /* an error answer's body; a chunked stream's decoded bytes */
+    corral_buf_t body; /* collected answer; a chunked stream's decoded bytes */
     char where[320];   /* node "n" at ADDR:PORT, for messages */
-} logproxy_t;
+    char msg[512];     /* a failure while starting */
+};
+typedef struct corral__agent_call call_t;
 
 /* --- ending ----------------------------------------------------------------------------- */
 
-static void proxy_free(corral__req_t *r)
+static void call_free(call_t *p)
 {
-    logproxy_t *p = r->hctx;
-    if (!p)
-        return;
     if (p->bev)
         bufferevent_free(p->bev);
     corral_buf_fini(&p->body);
-    __atomic_sub_fetch(&r->srv->log_streams, 1, __ATOMIC_ACQ_REL);
+    if (p->count)
+        __atomic_sub_fetch(p->count, 1, __ATOMIC_ACQ_REL);
+    if (p->r) {
+        p->r->hctx = NULL;
+        p->r->cleanup = NULL;
+        p->r->stream_closed = NULL;
+        p->r->stream_writable = NULL;
+    }
     corral_free(p);
-    r->hctx = NULL;
-    r->cleanup = NULL;
-    r->stream_closed = NULL;
-    r->stream_writable = NULL;
 }
 
-/* The agent is done (or failed after the stream began): finish r. */
-static void proxy_end(logproxy_t *p)
+void corral__agent_cancel(corral__agent_call_t *c)
 {
+    if (c)
+        call_free(c);
+}
+
+/* A stream request went away (client closed, or the request is freed). */
+static void stream_gone(corral__req_t *r)
+{
+    if (r->hctx)
+        call_free(r->hctx);
+}
+
+/* The call is over: msg NULL when the answer is complete (or the agent
+ * closed after its head), else why it failed. */
+static void call_end(call_t *p, const char *msg)
+{
+    if (p->starting) {
+        p->early_fail = true;
+        snprintf(p->msg, sizeof(p->msg), "%s", msg ? msg : "the node agent closed at once");
+        return;
+    }
     corral__req_t *r = p->r;
+    if (!r) {
+        corral__agent_done_fn done = p->done;
+        void *arg = p->arg;
+        int code = msg ? 0 : p->over ? 0 : p->code;
+        char ctype[96], why[512];
+        snprintf(ctype, sizeof(ctype), "%s", p->ctype[0] ? p->ctype : "text/plain");
+        snprintf(why, sizeof(why), "%s",
+                 msg       ? msg
+                 : p->over ? "the node agent's answer is too large"
+                           : "");
+        corral_buf_t b = p->body;
+        corral_buf_init(&p->body);
+        call_free(p);
+        done(arg, code, ctype, &b, code ? NULL : why);
+        corral_buf_fini(&b);
+        return;
+    }
     if (p->streaming) {
-        proxy_free(r);
+        call_free(p);
         corral__stream_end(r->conn);
+        return;
+    }
+    if (msg && !p->head_done) {
+        char m[512];
+        snprintf(m, sizeof(m), "%s", msg);
+        call_free(p);
+        corral__status(r, 502, "BadGateway", NULL, NULL, "%s", m);
         return;
     }
     int code = p->code;
@@ -81,23 +143,9 @@ static void proxy_end(logproxy_t *p)
     snprintf(ctype, sizeof(ctype), "%s", p->ctype[0] ? p->ctype : "text/plain");
     corral_buf_t b = p->body;
     corral_buf_init(&p->body);
-    proxy_free(r);
+    call_free(p);
     corral__reply(r, code, ctype, b.p, b.len);
     corral_buf_fini(&b);
-}
-
-/* Fail before anything was sent (502 with msg), or end the stream. */
-static void proxy_fail(logproxy_t *p, const char *msg)
-{
-    if (p->streaming || p->head_done) {
-        proxy_end(p);
-        return;
-    }
-    corral__req_t *r = p->r;
-    char m[512];
-    snprintf(m, sizeof(m), "%s", msg);
-    proxy_free(r);
-    corral__status(r, 502, "BadGateway", NULL, NULL, "%s", m);
 }
 
 /* --- the agent's answer -------------------------------------------------------------------- */
@@ -122,13 +170,13 @@ static bool head_value(const char *head, const char *name, char *out, size_t len
     return false;
 }
 
-/* Parse the agent's response head; false (after failing) when malformed. */
-static bool take_head(logproxy_t *p, struct evbuffer *in)
+/* Parse the agent's response head; false (after ending) when malformed. */
+static bool take_head(call_t *p, struct evbuffer *in)
 {
     struct evbuffer_ptr e = evbuffer_search(in, "\r\n\r\n", 4, NULL);
     if (e.pos < 0) {
         if (evbuffer_get_length(in) > HEAD_MAX) {
-            proxy_fail(p, "the node agent's answer has an oversized head");
+            call_end(p, "the node agent's answer has an oversized head");
             return false;
         }
         return true;
@@ -140,7 +188,7 @@ static bool take_head(logproxy_t *p, struct evbuffer *in)
     int code = 0;
     if (strncmp(head, "HTTP/1.", 7) != 0 || sscanf(head + 8, " %3d", &code) != 1 || code < 100) {
         corral_free(head);
-        proxy_fail(p, "the node agent's answer is not HTTP");
+        call_end(p, "the node agent's answer is not HTTP");
         return false;
     }
     char v[96];
@@ -151,46 +199,62 @@ static bool take_head(logproxy_t *p, struct evbuffer *in)
         p->ctype[0] = '\0';
     corral_free(head);
     p->head_done = true;
-    if (code == 200) {
+    if (p->r && code == 200) {
         p->streaming = true;
         corral__stream_start_as(p->r, 200, p->ctype[0] ? p->ctype : "text/plain");
+    }
+    if (!p->r && p->clen > (int64_t)p->limit) {
+        p->over = true;
+        call_end(p, NULL);
+        return false;
     }
     return true;
 }
 
-/* Relay body bytes; returns true when the body is complete. */
-static bool relay(logproxy_t *p, const char *data, size_t n)
+/* Keep n more bytes of a non-streamed answer (within its bound). */
+static void keep(call_t *p, const char *data, size_t n)
 {
-    bool complete = false;
+    size_t max = p->r ? ERROR_BODY_MAX : p->limit;
+    if (p->body.len + n <= max)
+        corral_buf_append(&p->body, data, n);
+    else if (!p->r)
+        p->over = true;
+}
+
+/* Relay body bytes; returns true when the body is complete. */
+static bool relay(call_t *p, const char *data, size_t n)
+{
     if (p->chunked) {
         size_t used = 0;
         corral_buf_t *dst = &p->body;
         size_t before = dst->len;
-        int rc = corral_http_chunked_feed(&p->ch, data, n, &used, dst, (size_t)1 << 30);
-        if (rc < 0)
-            return true; /* bad framing: end here */
-        complete = rc == 1;
+        size_t max = p->r ? (size_t)1 << 30 : p->limit;
+        int rc = corral_http_chunked_feed(&p->ch, data, n, &used, dst, max);
+        if (rc < 0) {
+            p->over = !p->r && rc == CORRAL_ETOOBIG;
+            return true; /* bad framing or too big: end here */
+        }
         if (p->streaming) {
             corral__stream_write(p->r->conn, dst->p, dst->len);
             corral_buf_reset(dst);
-        } else if (dst->len > ERROR_BODY_MAX) {
+        } else if (p->r && dst->len > ERROR_BODY_MAX) {
             dst->len = before;
         }
-        return complete;
+        return rc == 1;
     }
     if (p->clen >= 0 && (int64_t)n > p->clen - p->got)
         n = (size_t)(p->clen - p->got);
     p->got += (int64_t)n;
     if (p->streaming)
         corral__stream_write(p->r->conn, data, n);
-    else if (p->body.len + n <= ERROR_BODY_MAX)
-        corral_buf_append(&p->body, data, n);
-    return p->clen >= 0 && p->got >= p->clen;
+    else
+        keep(p, data, n);
+    return p->over || (p->clen >= 0 && p->got >= p->clen);
 }
 
 static void agent_read(struct bufferevent *bev, void *arg)
 {
-    logproxy_t *p = arg;
+    call_t *p = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     if (!p->head_done && (!take_head(p, in) || !p->head_done))
         return;
@@ -200,7 +264,7 @@ static void agent_read(struct bufferevent *bev, void *arg)
         bool complete = relay(p, data, n);
         evbuffer_drain(in, n);
         if (complete) {
-            proxy_end(p);
+            call_end(p, NULL);
             return;
         }
     }
@@ -210,33 +274,150 @@ static void agent_read(struct bufferevent *bev, void *arg)
 
 static void agent_event(struct bufferevent *bev, short what, void *arg)
 {
-    logproxy_t *p = arg;
+    call_t *p = arg;
     if (what & BEV_EVENT_CONNECTED) {
-        bufferevent_set_timeouts(bev, NULL, NULL);
+        struct timeval tv = {READ_TIMEOUT_S, 0};
+        bufferevent_set_timeouts(bev, p->r ? NULL : &tv, NULL);
         return;
     }
     if (what & BEV_EVENT_EOF) {
-        if (p->head_done)
-            proxy_end(p);
-        else
-            proxy_fail(p, "the node agent closed the connection without answering");
+        call_end(p, p->head_done ? NULL : "the node agent closed the connection without answering");
         return;
     }
     char msg[512];
-    snprintf(msg, sizeof(msg), "cannot reach the log server of %s: %s", p->where,
-             (what & BEV_EVENT_TIMEOUT) ? "connection timed out"
-                                        : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-    proxy_fail(p, msg);
+    snprintf(msg, sizeof(msg), "cannot reach the node agent of %s: %s", p->where,
+             (what & BEV_EVENT_TIMEOUT)
+                 ? (p->head_done || !p->r ? "timed out" : "connection timed out")
+                 : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    call_end(p, msg);
 }
 
 static void client_writable(corral__req_t *r)
 {
-    logproxy_t *p = r->hctx;
+    call_t *p = r->hctx;
     if (p && p->bev)
         bufferevent_enable(p->bev, EV_READ);
 }
 
-/* --- the request ------------------------------------------------------------------------------ */
+/* Connect to the agent and send req. 0 with *out, or CORRAL_EAGAIN (more
+ * than max calls on count) or CORRAL_EIO with a message in err. */
+static int call_start(struct event_base *base, const corral__agent_target_t *t, const char *req,
+                      size_t reqlen, int *count, int max, call_t **out, char *err, size_t errlen)
+{
+    if (__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL) > max) {
+        __atomic_sub_fetch(count, 1, __ATOMIC_ACQ_REL);
+        snprintf(err, errlen, "too many calls to node agents open (%d); try again later", max);
+        return CORRAL_EAGAIN;
+    }
+    call_t *p = corral_calloc(1, sizeof(*p));
+    p->clen = -1;
+    p->count = count;
+    corral_buf_init(&p->body);
+    snprintf(p->where, sizeof(p->where), "%s", t->where);
+    p->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (!p->bev) {
+        call_free(p);
+        snprintf(err, errlen, "cannot create a socket to the node agent");
+        return CORRAL_EIO;
+    }
+    bufferevent_setcb(p->bev, agent_read, NULL, agent_event, p);
+    struct timeval tv = {CONNECT_TIMEOUT_S, 0};
+    bufferevent_set_timeouts(p->bev, NULL, &tv);
+    bufferevent_write(p->bev, req, reqlen); /* queued until connected */
+    bufferevent_enable(p->bev, EV_READ | EV_WRITE);
+    p->starting = true;
+    int rc = bufferevent_socket_connect(p->bev, (const struct sockaddr *)&t->ss, (int)t->sl);
+    p->starting = false;
+    if (rc != 0 || p->early_fail) {
+        if (p->early_fail)
+            snprintf(err, errlen, "%s", p->msg);
+        else
+            snprintf(err, errlen, "cannot reach the node agent of %s: %s", t->where,
+                     evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        call_free(p);
+        return CORRAL_EIO;
+    }
+    *out = p;
+    return 0;
+}
+
+int corral__agent_get(corral__loop_t *loop, const corral__agent_target_t *t, const char *path,
+                      size_t limit, corral__agent_done_fn done, void *arg,
+                      corral__agent_call_t **out, char *err, size_t errlen)
+{
+    corral_buf_t req;
+    corral_buf_init(&req);
+    corral_buf_printf(&req,
+                      "GET %s HTTP/1.1\r\nHost: corral-agent\r\nUser-Agent: corral-apiserver\r\n"
+                      "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1\r\nConnection: close\r\n\r\n",
+                      path);
+    call_t *p = NULL;
+    int rc = call_start(loop->base, t, req.p, req.len, &loop->srv->agent_calls,
+                        CORRAL__MAX_NODE_PROXIES, &p, err, errlen);
+    corral_buf_fini(&req);
+    if (rc)
+        return rc;
+    p->limit = limit;
+    p->done = done;
+    p->arg = arg;
+    *out = p;
+    return 0;
+}
+
+/* --- targets ------------------------------------------------------------------------------------
+ */
+
+int corral__agent_target(corral_store_reader_t *rd, corral_arena_t *a, const char *node, int port,
+                         corral__agent_target_t *t, char *err, size_t errlen)
+{
+    corral_store_row_t row;
+    corral_val_t *n = NULL;
+    if (corral_store_get(rd, corral__res_of_kind(CORRAL_KIND_NODE)->key, "", node, a, &row) == 0)
+        n = corral__json_tree(a, row.json, row.json_len);
+    if (!n) {
+        snprintf(err, errlen, "node \"%s\" does not exist", node);
+        return CORRAL_ENOENT;
+    }
+    const corral_val_t *st = corral_val_get(n, "status");
+    const corral_val_t *addrs = corral_val_get(st, "addresses");
+    static const char *const prefer[] = {"InternalIP", "ExternalIP", "Hostname"};
+    const char *addr = NULL;
+    for (size_t k = 0; k < CORRAL_ARRAY_LEN(prefer) && !addr; k++) {
+        for (size_t i = 0; addrs && addrs->kind == CORRAL_VAL_SEQ && i < addrs->n && !addr; i++) {
+            const char *ty = corral_val_get_str(addrs->items[i], "type");
+            if (ty && !strcmp(ty, prefer[k]))
+                addr = corral_val_get_str(addrs->items[i], "address");
+        }
+    }
+    const corral_val_t *pv = corral_val_dig(st, "daemonEndpoints.kubeletEndpoint.Port");
+    int64_t p = port > 0 ? port : pv && pv->kind == CORRAL_VAL_INT ? pv->u.i : 0;
+    memset(&t->ss, 0, sizeof(t->ss));
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&t->ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&t->ss;
+    bool ok = p > 0 && p < 65536 && addr;
+    if (ok && inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)p);
+        t->sl = sizeof(*v4);
+    } else if (ok && inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)p);
+        t->sl = sizeof(*v6);
+    } else {
+        snprintf(err, errlen,
+                 "node \"%s\" advertises no agent endpoint: it needs a numeric address in "
+                 "status.addresses and status.daemonEndpoints.kubeletEndpoint.Port "
+                 "(has %s, port %lld)",
+                 node, addr ? addr : "no address", (long long)p);
+        return CORRAL_EINVAL;
+    }
+    snprintf(t->where, sizeof(t->where), "node \"%s\" at %s%s%s:%lld", node,
+             t->ss.ss_family == AF_INET6 ? "[" : "", addr, t->ss.ss_family == AF_INET6 ? "]" : "",
+             (long long)p);
+    return 0;
+}
+
+/* --- pods/log ------------------------------------------------------------------------------ */
 
 /* The container the request names, or the pod's only one; NULL after a 400. */
 static const char *pick_container(corral__req_t *r, const corral_val_t *pod)
@@ -280,58 +461,6 @@ static const char *pick_container(corral__req_t *r, const corral_val_t *pod)
     return pick;
 }
 
-/* The node's log endpoint from its stored status; false after a reply. */
-static bool node_endpoint(corral__req_t *r, const char *node, struct sockaddr_storage *ss,
-                          socklen_t *sl, char *where, size_t wlen)
-{
-    corral_store_row_t row;
-    corral_val_t *n = NULL;
-    if (corral_store_get(corral__rd(r), corral__res_of_kind(CORRAL_KIND_NODE)->key, "", node, r->a,
-                         &row) == 0)
-        n = corral__json_tree(r->a, row.json, row.json_len);
-    if (!n) {
-        corral__status(r, 500, "InternalError", NULL, NULL,
-                       "pod \"%s\" is bound to node \"%s\", which does not exist", r->name, node);
-        return false;
-    }
-    const corral_val_t *st = corral_val_get(n, "status");
-    const corral_val_t *addrs = corral_val_get(st, "addresses");
-    static const char *const prefer[] = {"InternalIP", "ExternalIP", "Hostname"};
-    const char *addr = NULL;
-    for (size_t k = 0; k < CORRAL_ARRAY_LEN(prefer) && !addr; k++) {
-        for (size_t i = 0; addrs && addrs->kind == CORRAL_VAL_SEQ && i < addrs->n && !addr; i++) {
-            const char *t = corral_val_get_str(addrs->items[i], "type");
-            if (t && !strcmp(t, prefer[k]))
-                addr = corral_val_get_str(addrs->items[i], "address");
-        }
-    }
-    const corral_val_t *pv = corral_val_dig(st, "daemonEndpoints.kubeletEndpoint.Port");
-    int64_t port = pv && pv->kind == CORRAL_VAL_INT ? pv->u.i : 0;
-    memset(ss, 0, sizeof(*ss));
-    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
-    bool ok = port > 0 && port < 65536 && addr;
-    if (ok && inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons((uint16_t)port);
-        *sl = sizeof(*v4);
-    } else if (ok && inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons((uint16_t)port);
-        *sl = sizeof(*v6);
-    } else {
-        corral__status(r, 500, "InternalError", NULL, NULL,
-                       "node \"%s\" advertises no log endpoint: it needs a numeric address in "
-                       "status.addresses and status.daemonEndpoints.kubeletEndpoint.Port "
-                       "(has %s, port %lld)",
-                       node, addr ? addr : "no address", (long long)port);
-        return false;
-    }
-    snprintf(where, wlen, "node \"%s\" at %s%s%s:%lld", node, ss->ss_family == AF_INET6 ? "[" : "",
-             addr, ss->ss_family == AF_INET6 ? "]" : "", (long long)port);
-    return true;
-}
-
 /* The agent's request line and headers, from validated parameters; false
  * after a 400. */
 static bool agent_request(corral__req_t *r, const char *container, corral_buf_t *out)
@@ -364,43 +493,27 @@ static bool agent_request(corral__req_t *r, const char *container, corral_buf_t 
     return true;
 }
 
-/* Connect to the agent and send the request; replies on failure. */
-static void proxy_start(corral__req_t *r, const struct sockaddr_storage *ss, socklen_t sl,
-                        const char *where, corral_buf_t *req)
+/* Start the log stream of r (replies on failure). */
+static void log_start(corral__req_t *r, const corral__agent_target_t *t, corral_buf_t *req)
 {
-    if (__atomic_add_fetch(&r->srv->log_streams, 1, __ATOMIC_ACQ_REL) > CORRAL__MAX_LOG_STREAMS) {
-        __atomic_sub_fetch(&r->srv->log_streams, 1, __ATOMIC_ACQ_REL);
+    call_t *p = NULL;
+    char err[512];
+    int rc = call_start(r->loop->base, t, req->p, req->len, &r->srv->log_streams,
+                        CORRAL__MAX_LOG_STREAMS, &p, err, sizeof(err));
+    if (rc == CORRAL_EAGAIN) {
         corral__status(r, 429, "TooManyRequests", NULL, NULL,
                        "too many log streams open (%d); try again later", CORRAL__MAX_LOG_STREAMS);
         return;
     }
-    logproxy_t *p = corral_calloc(1, sizeof(*p));
-    p->r = r;
-    p->clen = -1;
-    corral_buf_init(&p->body);
-    snprintf(p->where, sizeof(p->where), "%s", where);
-    r->hctx = p;
-    r->cleanup = proxy_free;
-    r->stream_closed = proxy_free;
-    r->stream_writable = client_writable;
-    p->bev = bufferevent_socket_new(r->loop->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (!p->bev) {
-        proxy_fail(p, "cannot create a socket for the log proxy");
+    if (rc) {
+        corral__status(r, 502, "BadGateway", NULL, NULL, "%s", err);
         return;
     }
-    bufferevent_setcb(p->bev, agent_read, NULL, agent_event, p);
-    struct timeval tv = {CONNECT_TIMEOUT_S, 0};
-    bufferevent_set_timeouts(p->bev, NULL, &tv);
-    bufferevent_write(p->bev, req->p, req->len); /* queued until connected */
-    bufferevent_enable(p->bev, EV_READ | EV_WRITE);
-    /* A failure may already have been reported through agent_event. */
-    if (bufferevent_socket_connect(p->bev, (const struct sockaddr *)ss, (int)sl) != 0 &&
-        r->hctx == p) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "cannot reach the log server of %s: %s", where,
-                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-        proxy_fail(p, msg);
-    }
+    p->r = r;
+    r->hctx = p;
+    r->cleanup = stream_gone;
+    r->stream_closed = stream_gone;
+    r->stream_writable = client_writable;
 }
 
 void corral__h_log(corral__req_t *r)
@@ -419,14 +532,115 @@ void corral__h_log(corral__req_t *r)
                        container, r->name);
         return;
     }
-    struct sockaddr_storage ss;
-    socklen_t sl = 0;
-    char where[320];
-    if (!node_endpoint(r, node, &ss, &sl, where, sizeof(where)))
+    corral__agent_target_t t;
+    char err[512];
+    int rc = corral__agent_target(corral__rd(r), r->a, node, 0, &t, err, sizeof(err));
+    if (rc == CORRAL_ENOENT) {
+        corral__status(r, 500, "InternalError", NULL, NULL,
+                       "pod \"%s\" is bound to node \"%s\", which does not exist", r->name, node);
         return;
+    }
+    if (rc) {
+        corral__status(r, 500, "InternalError", NULL, NULL, "%s", err);
+        return;
+    }
     corral_buf_t req;
     corral_buf_init(&req);
     if (agent_request(r, container, &req))
-        proxy_start(r, &ss, sl, where, &req);
+        log_start(r, &t, &req);
     corral_buf_fini(&req);
+}
+
+/* --- nodes/NAME/proxy ----------------------------------------------------------------------- */
+
+/* Only URL-safe characters travel to the agent. */
+static bool url_safe(const char *s, size_t n, const char *extra)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  strchr("-._~/", c) || (extra && strchr(extra, c));
+        if (!ok || !c)
+            return false;
+    }
+    return true;
+}
+
+static void node_proxy_done(void *arg, int code, const char *ctype, corral_buf_t *body,
+                            const char *err)
+{
+    corral__req_t *r = arg;
+    r->hctx = NULL;
+    r->cleanup = NULL;
+    if (!code) {
+        corral__status(r, 502, "BadGateway", NULL, NULL, "%s", err);
+        return;
+    }
+    corral__reply(r, code, ctype, body->p, body->len);
+}
+
+static void node_proxy_gone(corral__req_t *r)
+{
+    corral__agent_cancel(r->hctx);
+    r->hctx = NULL;
+}
+
+/* GET /api/v1/nodes/NAME[:PORT]/proxy/PATH: the node agent's PATH. */
+void corral__h_node_proxy(corral__req_t *r)
+{
+    char node[256];
+    int port = 0;
+    const char *colon = strchr(r->name, ':');
+    snprintf(node, sizeof(node), "%.*s", (int)(colon ? colon - r->name : (long)strlen(r->name)),
+             r->name);
+    if (colon) {
+        int64_t v = 0;
+        if (!corral__parse_u63(colon + 1, &v) || v < 1 || v > 65535) {
+            corral__status(r, 400, "BadRequest", NULL, NULL, "invalid port in \"%s\"", r->name);
+            return;
+        }
+        port = (int)v;
+    }
+    /* The path after .../proxy, as the client sent it (already decoded). */
+    char prefix[320];
+    snprintf(prefix, sizeof(prefix), "/api/v1/nodes/%s/proxy", r->name);
+    size_t pl = strlen(prefix);
+    const char *rest = strncmp(r->path, prefix, pl) == 0 ? r->path + pl : "";
+    if (strlen(rest) + r->query_len > 1900) {
+        corral__status(r, 414, "RequestURITooLong", NULL, NULL, "the proxied path is too long");
+        return;
+    }
+    if (!url_safe(rest, strlen(rest), NULL) ||
+        (r->query && !url_safe(r->query, r->query_len, "=&%+,:;"))) {
+        corral__status(r, 400, "BadRequest", NULL, NULL,
+                       "the proxied path and query may only hold URL-safe characters");
+        return;
+    }
+    corral__agent_target_t t;
+    char err[512];
+    int rc = corral__agent_target(corral__rd(r), r->a, node, port, &t, err, sizeof(err));
+    if (rc == CORRAL_ENOENT) {
+        corral__status(r, 404, "NotFound", "nodes", node, "nodes \"%s\" not found", node);
+        return;
+    }
+    if (rc) {
+        corral__status(r, 503, "ServiceUnavailable", NULL, NULL, "%s", err);
+        return;
+    }
+    char path[2048];
+    snprintf(path, sizeof(path), "%s%s%s%.*s", rest[0] == '/' ? "" : "/", rest, r->query ? "?" : "",
+             (int)(r->query ? r->query_len : 0), r->query ? r->query : "");
+    corral__agent_call_t *c = NULL;
+    rc = corral__agent_get(r->loop, &t, path, NODE_PROXY_MAX, node_proxy_done, r, &c, err,
+                           sizeof(err));
+    if (rc == CORRAL_EAGAIN) {
+        corral__status(r, 429, "TooManyRequests", NULL, NULL, "%s", err);
+        return;
+    }
+    if (rc) {
+        corral__status(r, 502, "BadGateway", NULL, NULL, "%s", err);
+        return;
+    }
+    r->hctx = c;
+    r->cleanup = node_proxy_gone;
 }

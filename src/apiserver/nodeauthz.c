@@ -251,6 +251,19 @@ static const char *restricted_label_change(const corral_val_t *a, const corral_v
     return NULL;
 }
 
+/* Taints other than corral.dev/gpu-unhealthy, which a node agent sets and
+ * clears on itself from its GPUs' health (docs/agent.md); a copy in a. */
+static corral_val_t *other_taints(corral_arena_t *a, const corral_val_t *taints)
+{
+    corral_val_t *out = corral_val_new(a, CORRAL_VAL_SEQ);
+    for (size_t i = 0; taints && taints->kind == CORRAL_VAL_SEQ && i < taints->n; i++) {
+        const char *k = corral_val_get_str(taints->items[i], "key");
+        if (!k || strcmp(k, "corral.dev/gpu-unhealthy") != 0)
+            corral_val_push(a, out, taints->items[i]);
+    }
+    return out;
+}
+
 static bool admit_node_object(corral__req_t *r, const char *node, const corral_val_t *obj,
                               const corral_val_t *cur)
 {
@@ -271,8 +284,8 @@ static bool admit_node_object(corral__req_t *r, const char *node, const corral_v
                node, label);
         return false;
     }
-    if (cur &&
-        !corral_val_equal(corral_val_dig(obj, "spec.taints"), corral_val_dig(cur, "spec.taints"))) {
+    if (cur && !corral_val_equal(other_taints(r->a, corral_val_dig(obj, "spec.taints")),
+                                 other_taints(r->a, corral_val_dig(cur, "spec.taints")))) {
         refuse(r, name, "node \"%s\" is not allowed to modify taints", node);
         return false;
     }

@@ -182,29 +182,71 @@ static void group_version_json(corral_buf_t *b, const char *group, const char *v
     corral_buf_putc(b, '}');
 }
 
-/* One APIGroup object (each of Corral's groups serves one version). */
+/* The versions a group serves (at most max), the preferred one first: one
+ * without alpha or beta in its name if there is one (corral.dev serves v1
+ * UsageRecords and v1alpha1 configuration). version: when none is found. */
+static size_t group_versions(const char *group, const char *version, const char **out, size_t max)
+{
+    size_t n, k = 0;
+    const corral__res_t *all = corral__res_all(&n);
+    for (size_t i = 0; i < n && k < max; i++) {
+        const char *v = all[i].info->version;
+        bool seen = strcmp(all[i].info->group, group) != 0;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = strcmp(out[j], v) == 0;
+        if (!seen)
+            out[k++] = v;
+    }
+    if (!k)
+        out[k++] = version;
+    for (size_t j = 1; j < k; j++) {
+        if (!strstr(out[j], "alpha") && !strstr(out[j], "beta") &&
+            (strstr(out[0], "alpha") || strstr(out[0], "beta"))) {
+            const char *t = out[0];
+            out[0] = out[j];
+            out[j] = t;
+        }
+    }
+    return k;
+}
+
+/* One APIGroup object. */
 static void group_json(corral_buf_t *b, const char *group, const char *version, bool with_kind)
 {
+    const char *vs[4];
+    size_t nv = group_versions(group, version, vs, CORRAL_ARRAY_LEN(vs));
     corral_buf_puts(b, with_kind ? "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":"
                                  : "{\"name\":");
     quoted(b, group);
     corral_buf_puts(b, ",\"versions\":[");
-    group_version_json(b, group, version);
+    for (size_t i = 0; i < nv; i++) {
+        if (i)
+            corral_buf_putc(b, ',');
+        group_version_json(b, group, vs[i]);
+    }
     corral_buf_puts(b, "],\"preferredVersion\":");
-    group_version_json(b, group, version);
+    group_version_json(b, group, vs[0]);
     corral_buf_putc(b, '}');
 }
 
-/* Resources that are requests, not stored objects (create only): the
- * reviews. They are served in discovery like the others. */
+/* Resources that are not stored objects: the reviews (requests, create
+ * only) and metrics.k8s.io (the built-in metrics-server, get and list).
+ * They are served in discovery like the others. */
 typedef struct review_res {
-    const char *group, *version, *name, *kind;
+    const char *group, *version, *name, *kind, *singular;
+    bool ns;
+    const char *verbs;
 } review_res_t;
 
 static const review_res_t reviews[] = {
-    {"authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview"},
-    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview"},
-    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", "", false,
+     "[\"create\"]"},
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", "", false,
+     "[\"create\"]"},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", "", false,
+     "[\"create\"]"},
+    {"metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", "", false, "[\"get\",\"list\"]"},
+    {"metrics.k8s.io", "v1beta1", "pods", "PodMetrics", "", true, "[\"get\",\"list\"]"},
 };
 
 static bool review_group(const char *group, const char *version)
@@ -330,6 +372,11 @@ static void subresources_json(corral_buf_t *b, const corral__res_t *res)
         resource_json(b, "pods/log", "", true, NULL, NULL, "Pod", "[\"get\"]");
         corral_buf_putc(b, '}');
     }
+    if (i->kind == CORRAL_KIND_NODE) {
+        corral_buf_putc(b, ',');
+        resource_json(b, "nodes/proxy", "", false, NULL, NULL, "NodeProxyOptions", "[\"get\"]");
+        corral_buf_putc(b, '}');
+    }
     if (res->has_status) {
         snprintf(name, sizeof(name), "%s/status", i->plural);
         corral_buf_putc(b, ',');
@@ -385,7 +432,8 @@ static void resource_list(corral__req_t *r, const char *group, const char *versi
             continue;
         if (k++)
             corral_buf_putc(&b, ',');
-        resource_json(&b, reviews[i].name, "", false, NULL, NULL, reviews[i].kind, "[\"create\"]");
+        resource_json(&b, reviews[i].name, reviews[i].singular, reviews[i].ns, NULL, NULL,
+                      reviews[i].kind, reviews[i].verbs);
         corral_buf_putc(&b, '}');
     }
     corral_buf_puts(&b, "]}");

@@ -6,8 +6,9 @@
  *
  * Pattern segments: a literal; {version}, {group}, {namespace}, {name} which
  * capture one segment; {resource} which captures a resource name and must
- * name a served resource of the group/version; and {prefix}, which stands for
- * /api/{version} (the core group) or /apis/{group}/{version}.
+ * name a served resource of the group/version; {prefix}, which stands for
+ * /api/{version} (the core group) or /apis/{group}/{version}; and {path},
+ * last, which takes every remaining segment (none or more).
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,18 @@ static const route_t routes[] = {
     {"GET", "/apis/{group}", SC_NONE, false, -1, corral__h_apis_group, "APIGroup"},
     {"GET", "/apis/{group}/{version}", SC_NONE, false, -1, corral__h_apis_version,
      "APIResourceList of a group version"},
+    {"GET", "/metrics", SC_NONE, false, -1, corral__h_metrics,
+     "the API server's metrics, Prometheus text format (nonResourceURL `/metrics`, get)"},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/nodes", SC_NONE, false, -1, corral__h_nodemetrics,
+     "NodeMetricsList from the built-in metrics-server (`kubectl top nodes`)"},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/nodes/{name}", SC_NONE, false, -1, corral__h_nodemetrics,
+     "NodeMetrics of one node"},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/pods", SC_NONE, false, -1, corral__h_podmetrics,
+     "PodMetricsList of every namespace"},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods", SC_NONE, false, -1,
+     corral__h_podmetrics, "PodMetricsList of a namespace (`kubectl top pods`)"},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}", SC_NONE, false, -1,
+     corral__h_podmetrics, "PodMetrics of one pod"},
     {"GET", "{prefix}/watch/{resource}", SC_ANY, false, -1, corral__h_watch,
      "watch (deprecated path form of `?watch=1`), every namespace"},
     {"GET", "{prefix}/watch/namespaces/{namespace}/{resource}", SC_NS, false, -1, corral__h_watch,
@@ -117,6 +130,9 @@ static const route_t routes[] = {
      "SelfSubjectReview (`kubectl auth whoami`): the requesting user (201)"},
     {"GET", POD "/log", SC_NONE, false, CORRAL_KIND_POD, corral__h_log,
      "container log (proxied to the node agent's log server)"},
+    {"GET", "/api/{version}/nodes/{name}/proxy/{path}", SC_NONE, false, CORRAL_KIND_NODE,
+     corral__h_node_proxy,
+     "GET the node agent's PATH (`/metrics`, `/metrics/resource`); NAME:PORT for another port"},
     {"GET", "/ui", SC_NONE, false, -1, corral__h_ui,
      "the web dashboard (docs/observability-ui.md): static page, no data; public like /healthz"},
     {"GET", "/ui/{name}", SC_NONE, false, -1, corral__h_ui,
@@ -159,6 +175,10 @@ static bool match(const char *pattern, const char **seg, size_t nseg, caps_t *c)
     size_t i = 0;
     char *save = NULL;
     for (char *tok = strtok_r(pat, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+        if (strcmp(tok, "{path}") == 0) {
+            i = nseg;
+            break;
+        }
         if (strcmp(tok, "{prefix}") == 0) {
             if (i + 2 <= nseg && strcmp(seg[i], "api") == 0) {
                 c->group = "";
@@ -287,7 +307,7 @@ void corral_apiserver_print_routes(FILE *fp)
             "- Admission webhooks, certificates (CSRs), TokenReview, SubjectAccessReview\n"
             "  and LocalSubjectAccessReview, FlowSchemas.\n"
             "- Subresources `pods/exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers`,\n"
-            "  `resize`; `nodes/proxy`; `services/proxy`.\n"
+            "  `resize`; `services/proxy`; methods other than GET on `nodes/proxy`.\n"
             "- Protobuf and CBOR answers (requests in protobuf are decoded; answers are JSON),\n"
             "  `sendInitialEvents` watches, the aggregated discovery document\n"
             "  (`application/json;g=apidiscovery.k8s.io`; clients fall back).\n");

@@ -61,6 +61,7 @@ struct corral__conn {
     corral__req_t req;
     int64_t t0_us;
     int code;
+    bool longrunning; /* a stream counted in apiserver_longrunning_requests */
 };
 
 static pthread_once_t evthread_once = PTHREAD_ONCE_INIT;
@@ -82,9 +83,22 @@ int64_t corral__mono_us(void)
 
 static void conn_process(corral__conn_t *c);
 
+/* Count the request in the server's metrics (before c->req is reset). */
+static void count_request(corral__conn_t *c)
+{
+    if (c->req.method && c->req.srv)
+        corral__apimetrics_request(&c->req, c->code, c->t0_us, c->longrunning);
+    if (c->longrunning) {
+        corral__apimetrics_longrunning(&c->req, -1);
+        c->longrunning = false;
+    }
+}
+
 static void conn_free(corral__conn_t *c)
 {
     corral__loop_t *loop = c->loop;
+    if (c->longrunning)
+        count_request(c);
     if (c->req.cleanup)
         c->req.cleanup(&c->req);
     if (c->prev)
@@ -141,6 +155,7 @@ static void log_request(corral__conn_t *c)
 static void finish_request(corral__conn_t *c)
 {
     log_request(c);
+    count_request(c);
     bool keep = c->http.keep_alive && !c->close_after;
     corral_buf_t headers = c->req.headers;
     corral_buf_reset(&headers);
@@ -256,6 +271,8 @@ void corral__stream_start_as(corral__req_t *r, int code, const char *ctype)
 {
     corral__conn_t *c = r->conn;
     c->state = ST_STREAM;
+    c->longrunning = true;
+    corral__apimetrics_longrunning(r, 1);
     set_read_timeout(c, false);
     /* HTTP/1.0 has no chunks: the stream ends when the connection closes. */
     c->chunked_out = c->http.minor == 1;
@@ -1065,6 +1082,8 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
     }
     rc = corral_store_open(opts->data_dir, &opts->store, &s->store, err, errlen);
     if (rc == 0)
+        corral__apimetrics_init(s);
+    if (rc == 0)
         rc = corral__sa_key_init(s, err, errlen);
     if (rc == 0)
         rc = corral__bootstrap(s, err, errlen);
@@ -1077,6 +1096,8 @@ int corral_apiserver_new(const corral_apiserver_opts_t *opts, corral_apiserver_t
     }
     if (rc == 0)
         rc = corral__bootstrap_services(s, err, errlen);
+    if (rc == 0)
+        corral__msrv_init(s);
     if (rc) {
         corral_apiserver_free(s);
         return rc;
@@ -1153,6 +1174,7 @@ void corral_apiserver_free(corral_apiserver_t *s)
         for (int i = 0; i < s->nloops; i++)
             workers_drop(&s->loops[i]);
     }
+    corral__msrv_free(s);
     /* The writer completes what is queued (posting to the stopped loops)
      * before the loops free their connections. */
     corral_store_t *store = s->store;
@@ -1167,6 +1189,7 @@ void corral_apiserver_free(corral_apiserver_t *s)
     for (int i = 0; i < s->nloops; i++)
         loop_fini(&s->loops[i]);
     corral_free(s->loops);
+    corral__apimetrics_free(s);
     corral__openapi_free(s->openapi);
     corral_tokens_free(s->tokens);
     if (s->tls)

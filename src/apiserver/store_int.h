@@ -53,6 +53,7 @@ struct corral_store {
     int fault_after;
     corral_store_stats_t stats;
     int wal_frames; /* from the WAL hook, writer thread only */
+    struct corral_metric *m_commit, *m_batch; /* atomics: corral_store_set_metrics */
 
     corral__ring_t ring;
     corral__sub_t subs[CORRAL__MAX_SUBSCRIBERS];

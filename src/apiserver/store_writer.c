@@ -12,11 +12,13 @@
  * unacknowledged is visible. Checkpoints and log compaction run between
  * batches, after the acknowledgements have gone out.
  */
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "apiserver/store_int.h"
+#include "corral/metrics.h"
 
 #define CHECKPOINT_FRAMES 4000 /* ~16 MB of WAL */
 
@@ -199,10 +201,18 @@ static bool commit_batch(corral_store_t *s, corral_store_op_t **ops, size_t n, p
     }
     if (ok && fault == CORRAL_STORE_FAULT_CRASH_BEFORE)
         _exit(99);
-    if (ok && fault != CORRAL_STORE_FAULT_COMMIT)
+    if (ok && fault != CORRAL_STORE_FAULT_COMMIT) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         ok = exec_ok(s->db, "COMMIT");
-    else
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        corral_metric_t *m = __atomic_load_n(&s->m_commit, __ATOMIC_ACQUIRE);
+        if (m)
+            corral_metric_observe(
+                m, NULL, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    } else {
         ok = false;
+    }
     if (!ok) {
         exec_ok(s->db, "ROLLBACK");
         return false;
@@ -256,6 +266,9 @@ static void run_batch(corral_store_t *s, corral_store_op_t **ops, size_t n, pend
             ops[i]->rev = 0;
         }
     }
+    corral_metric_t *mb = __atomic_load_n(&s->m_batch, __ATOMIC_ACQUIRE);
+    if (mb)
+        corral_metric_observe(mb, NULL, (double)n);
     pthread_mutex_lock(&s->mu);
     s->stats.batches++;
     s->stats.ops += n;
@@ -445,4 +458,11 @@ static int compact_now(corral_store_t *s, int64_t keep)
     }
     exec_ok(s->db, "ROLLBACK");
     return CORRAL_EIO;
+}
+
+void corral_store_set_metrics(corral_store_t *s, struct corral_metric *commit_seconds,
+                              struct corral_metric *batch_ops)
+{
+    __atomic_store_n(&s->m_commit, commit_seconds, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->m_batch, batch_ops, __ATOMIC_RELEASE);
 }

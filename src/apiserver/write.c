@@ -730,6 +730,13 @@ corral_val_t *corral__merge_for(corral__req_t *r, const corral__cur_t *cur, corr
             corral_val_set(r->a, next, "status", st);
         else
             corral_val_del(next, "status");
+        /* A pod's status update keeps its metadata's annotations, as
+         * kube-apiserver's pod status strategy does (the node agent writes
+         * corral.dev/gpu-seconds-used with a pod's last status). */
+        const corral_val_t *ann = corral_val_dig(in, "metadata.annotations");
+        if (r->res->info->kind == CORRAL_KIND_POD && ann && ann->kind == CORRAL_VAL_MAP)
+            corral_val_set(r->a, corral__meta(r->a, next), "annotations",
+                           corral_val_copy(r->a, ann));
         return next;
     }
     if (r->res->has_status) {

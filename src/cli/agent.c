@@ -28,7 +28,10 @@ static void agent_usage(FILE *fp)
             "      --runtime R             process (default) or hollow\n"
             "      --root DIR              state, working and log directories\n"
             "                              (default /var/lib/corral/agent)\n"
-            "      --listen ADDR           the log server (default 127.0.0.1:0)\n"
+            "      --listen ADDR           the log server and /metrics (default 127.0.0.1:0)\n"
+            "      --metrics-listen ADDR   /metrics also here (default :9400, the DCGM\n"
+            "                              exporter's port; \"off\" or \"\": none)\n"
+            "      --gpu-xid-hold-seconds N   an XID keeps the node GPUHealthy=False (300)\n"
             "      --lease-duration-seconds N   (default 40)\n"
             "      --heartbeat-seconds N   Lease renewal period (default 10)\n"
             "      --status-every N        heartbeats between Node status updates (default 5)\n"
@@ -62,6 +65,8 @@ enum {
     OPT_SERVER,
     OPT_TOKEN,
     OPT_KUBECONFIG,
+    OPT_METRICS_LISTEN,
+    OPT_XID_HOLD,
 };
 
 static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_flags_t *f,
@@ -73,6 +78,8 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         {"runtime", required_argument, NULL, OPT_RUNTIME},
         {"root", required_argument, NULL, OPT_ROOT},
         {"listen", required_argument, NULL, OPT_LISTEN},
+        {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
+        {"gpu-xid-hold-seconds", required_argument, NULL, OPT_XID_HOLD},
         {"lease-duration-seconds", required_argument, NULL, OPT_LEASE},
         {"heartbeat-seconds", required_argument, NULL, OPT_HB},
         {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
@@ -109,6 +116,13 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             break;
         case OPT_LISTEN:
             o->listen = optarg;
+            break;
+        case OPT_METRICS_LISTEN:
+            o->metrics_listen = optarg;
+            break;
+        case OPT_XID_HOLD:
+            ok = corral__flag_int("agent", "gpu-xid-hold-seconds", optarg, 0, INT32_MAX, &v) &&
+                 ((o->xid_hold_s = (int)v) || true);
             break;
         case OPT_LEASE:
             ok = corral__flag_int("agent", "lease-duration-seconds", optarg, 1, INT32_MAX, &v) &&

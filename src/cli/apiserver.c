@@ -35,6 +35,9 @@ static void apiserver_usage(FILE *fp)
             "                     group system:masters may do everything\n"
             "  --tls-cert-file FILE, --tls-private-key-file FILE\n"
             "                     serve HTTPS with this PEM certificate (chain) and key\n"
+            "  --metrics-resolution DURATION\n"
+            "                     scrape period of the node agents' /metrics/resource for\n"
+            "                     metrics.k8s.io (`kubectl top`): 15s (default), 500ms, 0 off\n"
             "  --print-routes     print the route table as Markdown (docs/api.md) and exit\n"
             "\n"
             "Serves the Kubernetes API subset described in docs/apiserver.md over HTTP(S).\n"
@@ -61,8 +64,26 @@ enum {
     OPT_ROUTES,
     OPT_TOKENS,
     OPT_CERT,
-    OPT_KEY
+    OPT_KEY,
+    OPT_MRES
 };
+
+/* "15s", "500ms", "1m", "2" (seconds) into milliseconds; 0 turns scrapes off. */
+static bool parse_duration_ms(const char *s, int *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || v < 0 || v > 86400000)
+        return false;
+    double mul = !strcmp(end, "ms") ? 1 : !strcmp(end, "m") ? 60000 : 1000;
+    if (*end && strcmp(end, "ms") != 0 && strcmp(end, "s") != 0 && strcmp(end, "m") != 0)
+        return false;
+    double ms = v * mul;
+    if (ms > 86400000.0)
+        return false;
+    *out = ms == 0 ? -1 : ms < 1 ? 1 : (int)ms;
+    return true;
+}
 
 static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *routes)
 {
@@ -76,6 +97,7 @@ static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *r
                                          {"token-auth-file", required_argument, NULL, OPT_TOKENS},
                                          {"tls-cert-file", required_argument, NULL, OPT_CERT},
                                          {"tls-private-key-file", required_argument, NULL, OPT_KEY},
+                                         {"metrics-resolution", required_argument, NULL, OPT_MRES},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;
@@ -118,6 +140,15 @@ static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *r
             break;
         case OPT_KEY:
             o->tls_key_file = optarg;
+            break;
+        case OPT_MRES:
+            if (!parse_duration_ms(optarg, &o->metrics_resolution_ms)) {
+                fprintf(stderr,
+                        "corral apiserver: --metrics-resolution wants a duration "
+                        "(15s, 500ms), got \"%s\"\n",
+                        optarg);
+                return CORRAL_EXIT_INVALID;
+            }
             break;
         case 'h':
             apiserver_usage(stdout);

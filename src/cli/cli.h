@@ -20,8 +20,12 @@
 bool corral__flag_int(const char *cmd, const char *flag, const char *s, long long min,
                       long long max, long long *out);
 bool corral__flag_duration(const char *cmd, const char *flag, const char *s, int64_t *ns);
+/* The same, also in whole days ("90d", as retention and report windows are
+ * written). */
+bool corral__flag_days(const char *cmd, const char *flag, const char *s, int64_t *ns);
 
 int corral_cmd_validate(int argc, char **argv);
+int corral_cmd_report(int argc, char **argv);
 int corral_cmd_apiserver(int argc, char **argv);
 int corral_cmd_sim(int argc, char **argv);
 int corral_cmd_agent(int argc, char **argv);
@@ -32,6 +36,7 @@ int corral_cmd_get(int argc, char **argv);
 int corral_cmd_describe(int argc, char **argv);
 int corral_cmd_delete(int argc, char **argv);
 int corral_cmd_logs(int argc, char **argv);
+int corral_cmd_top(int argc, char **argv);
 int corral_cmd_controller(int argc, char **argv);
 /* The whole platform on this machine (src/cli/up.c, src/up). */
 int corral_cmd_up(int argc, char **argv);

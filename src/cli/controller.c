@@ -30,6 +30,11 @@ static const char usage_text[] =
     "  --status-period DUR              PodGroup and Queue status at most this often (500ms)\n"
     "  --workers N                      accepted; reconciling is serial\n"
     "  --leader-elect=false             one replica, no election (the only value)\n"
+    "  --metrics-listen ADDR            serve /metrics and /healthz on HOST:PORT\n"
+    "                                   (127.0.0.1:10257; \"off\": none)\n"
+    "  --usage-retention DUR            UsageRecords finished longer ago are pruned (90d)\n"
+    "  --usage-max-records N            keep at most N UsageRecords, oldest pruned (100000)\n"
+    "  --usage-prune-period DUR         how often retention runs (10m)\n"
     "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
 
 enum {
@@ -39,6 +44,10 @@ enum {
     OPT_STATUS,
     OPT_WORKERS,
     OPT_LEADER,
+    OPT_METRICS,
+    OPT_RETENTION,
+    OPT_MAXREC,
+    OPT_PRUNE,
 };
 
 static volatile int stop_flag;
@@ -68,6 +77,10 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"status-period", required_argument, NULL, OPT_STATUS},
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"leader-elect", optional_argument, NULL, OPT_LEADER},
+        {"metrics-listen", required_argument, NULL, OPT_METRICS},
+        {"usage-retention", required_argument, NULL, OPT_RETENTION},
+        {"usage-max-records", required_argument, NULL, OPT_MAXREC},
+        {"usage-prune-period", required_argument, NULL, OPT_PRUNE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
@@ -108,6 +121,20 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
                 ok = false;
             }
             break;
+        case OPT_METRICS:
+            o->metrics_listen = optarg;
+            break;
+        case OPT_RETENTION:
+            ok = corral__flag_days("controller", "usage-retention", optarg, &o->usage_retention_ns);
+            break;
+        case OPT_PRUNE:
+            ok = corral__flag_duration("controller", "usage-prune-period", optarg,
+                                       &o->usage_prune_period_ns);
+            break;
+        case OPT_MAXREC:
+            ok = corral__flag_int("controller", "usage-max-records", optarg, 1, INT64_MAX, &v);
+            o->usage_max_records = v;
+            break;
         case 'q':
             o->log = NULL;
             break;
@@ -132,7 +159,8 @@ int corral_cmd_controller(int argc, char **argv)
 {
     corral__cli_t k;
     corral__cli_init(&k, "corral controller");
-    corral_controller_opts_t o = {.default_toleration_s = -1, .log = stderr};
+    corral_controller_opts_t o = {
+        .default_toleration_s = -1, .log = stderr, .metrics_listen = "127.0.0.1:10257"};
     int rc = parse(argc, argv, &k, &o);
     if (rc >= 0 || !corral__cli_connect(&k)) {
         corral__cli_fini(&k);

@@ -33,3 +33,20 @@ bool corral__flag_duration(const char *cmd, const char *flag, const char *s, int
     }
     return true;
 }
+
+bool corral__flag_days(const char *cmd, const char *flag, const char *s, int64_t *ns)
+{
+    size_t n = strlen(s);
+    if (n > 1 && s[n - 1] == 'd') {
+        char *end;
+        long long d = strtoll(s, &end, 10);
+        if (end == s + n - 1 && d > 0 && d <= 100000) {
+            *ns = (int64_t)d * 86400 * CORRAL_NS_PER_SEC;
+            return true;
+        }
+        fprintf(stderr, "corral %s: --%s wants a duration like 7d, 12h or 30m, got \"%s\"\n", cmd,
+                flag, s);
+        return false;
+    }
+    return corral__flag_duration(cmd, flag, s, ns);
+}

@@ -24,12 +24,14 @@ static const command_t commands[] = {
     {"describe", corral_cmd_describe, "show one object in detail with its events"},
     {"delete", corral_cmd_delete, "delete objects by kind and name, or those of manifests"},
     {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
+    {"top", corral_cmd_top, "CPU, memory and GPU use of nodes, pods and each GPU"},
     {"agent", corral_cmd_agent, "the node agent: register a node with its GPUs and run its pods"},
     {"agent-shim", corral_cmd_agent_shim, NULL}, /* internal: runs one container */
     {"controller", corral_cmd_controller,
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
     {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},
     {"scheduler", corral_cmd_scheduler, "schedule pods through an API server (the live engine)"},
+    {"report", corral_cmd_report, "GPU accounting: `report usage` from UsageRecords (sacct-like)"},
 };
 
 static void usage(FILE *fp)

@@ -46,6 +46,8 @@ static void usage(FILE *fp)
                 "  --binders N                 concurrent API writers (default 16)\n"
                 "  --event-interval D          at most one FailedScheduling event write per pod\n"
                 "                              per D (default 30s)\n"
+                "  --metrics-listen ADDR       serve /metrics and /healthz on HOST:PORT (default\n"
+                "                              127.0.0.1:10259; \"off\": none)\n"
                 "  --v N                       log level: 0 changes of state, 1 decisions, 2 "
                 "periodic counters\n");
 }
@@ -68,7 +70,8 @@ enum {
     OPT_RETRY,
     OPT_BINDERS,
     OPT_EVINT,
-    OPT_V
+    OPT_V,
+    OPT_METRICS
 };
 
 typedef struct sopts {
@@ -174,6 +177,9 @@ static int parse_one(sopts_t *s, int c, const char *arg)
             return -1;
         s->o.binders = (int)v;
         return 0;
+    case OPT_METRICS:
+        s->o.metrics_listen = arg;
+        return 0;
     case OPT_V:
         if (!corral__flag_int("scheduler", "v", arg, 0, 256, &v))
             return -1;
@@ -205,6 +211,7 @@ static int parse_opts(int argc, char **argv, sopts_t *s)
         {"binders", required_argument, NULL, OPT_BINDERS},
         {"event-interval", required_argument, NULL, OPT_EVINT},
         {"v", required_argument, NULL, OPT_V},
+        {"metrics-listen", required_argument, NULL, OPT_METRICS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -241,6 +248,7 @@ int corral_cmd_scheduler(int argc, char **argv)
     s.o.retry_ms = 2000;
     s.o.binders = 16;
     s.o.event_interval_ms = 30000;
+    s.o.metrics_listen = "127.0.0.1:10259";
     s.o.names = s.names;
     int rc = parse_opts(argc, argv, &s);
     if (rc != 0) {

@@ -111,8 +111,15 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
         c->o.default_toleration_s = 300;
     if (c->o.status_period_ns <= 0)
         c->o.status_period_ns = CORRAL_NS_PER_SEC;
+    if (c->o.usage_retention_ns <= 0)
+        c->o.usage_retention_ns = INT64_C(90) * 24 * 3600 * CORRAL_NS_PER_SEC;
+    if (c->o.usage_max_records <= 0)
+        c->o.usage_max_records = 100000;
+    if (c->o.usage_prune_period_ns <= 0)
+        c->o.usage_prune_period_ns = 600 * CORRAL_NS_PER_SEC;
     c->cl = corral_client_new(o->cfg);
     c->q = corral_evq_new();
+    corral__cm_start(c);
     corral__cache_init(&c->cache);
     for (size_t i = 0; i < CORRAL__NINF; i++) {
         corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
@@ -145,6 +152,7 @@ void corral_controller_free(corral_controller_t *c)
     corral_free(c->dirty.items);
     corral_free(c->gcq.items);
     corral_client_free(c->cl);
+    corral__cm_stop(c);
     corral_free(c);
 }
 
@@ -171,6 +179,8 @@ static void on_deleted(corral_controller_t *c, corral_watch_ev_t *ev)
     if (!e)
         return;
     corral__jobs_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
+    if (e->kind == CORRAL_KIND_POD)
+        corral__usage_on_pod(c, e, ev->obj ? ev->obj : e->ev->obj, true);
     char *uid = e->uid ? corral_strdup(e->uid) : NULL;
     if (e->dirty)
         drop_from(&c->dirty, e);
@@ -195,6 +205,7 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
             c->synced = true;
             corral__ctl_log(c, "caches synced");
             corral__timers_push(&c->timers, corral__mono_ns(), CORRAL__T_GC, NULL);
+            corral__timers_push(&c->timers, corral__mono_ns(), CORRAL__T_USAGE, NULL);
         }
         corral_watch_ev_free(ev);
         return;
@@ -216,6 +227,8 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
     const corral_obj_t *oldobj = old ? old->obj : NULL;
     corral__jobs_on_event(c, e, oldobj, type);
     corral__nodes_on_event(c, e, oldobj);
+    if (e->kind == CORRAL_KIND_POD)
+        corral__usage_on_pod(c, e, e->ev->obj, false);
     if (e->nowners) {
         bool known = true;
         for (size_t i = 0; i < e->nowners; i++)
@@ -228,6 +241,16 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
 
 /* --- timers and the loop ------------------------------------------------------------------- */
 
+typedef void (*pass_fn)(corral_controller_t *c);
+
+/* Run one controller's pass and count it. */
+static void timed(corral_controller_t *c, const char *name, pass_fn fn)
+{
+    int64_t t0 = corral__mono_ns();
+    fn(c);
+    corral__cm_reconciled(c, name, corral__mono_ns() - t0);
+}
+
 static void fire(corral_controller_t *c, corral__timer_t *t)
 {
     if (t->kind == CORRAL__T_NODES) {
@@ -236,7 +259,7 @@ static void fire(corral_controller_t *c, corral__timer_t *t)
                                 CORRAL__T_NODES, NULL);
         else
             c->evict_timer_at = 0;
-        corral__nodes_pass(c);
+        timed(c, "nodelifecycle", corral__nodes_pass);
     } else if (t->kind == CORRAL__T_JOB && t->key) {
         const char *slash = strchr(t->key, '/');
         if (slash) {
@@ -249,9 +272,13 @@ static void fire(corral_controller_t *c, corral__timer_t *t)
     } else if (t->kind == CORRAL__T_STATUS) {
         c->status_timer = false;
         if (c->status_dirty && c->synced)
-            corral__status_sync(c);
+            timed(c, "status", corral__status_sync);
     } else if (t->kind == CORRAL__T_GC) {
-        corral__gc_run(c);
+        timed(c, "gc", corral__gc_run);
+    } else if (t->kind == CORRAL__T_USAGE) {
+        corral__timers_push(&c->timers, corral__mono_ns() + c->o.usage_prune_period_ns,
+                            CORRAL__T_USAGE, NULL);
+        timed(c, "usage-retention", corral__usage_prune);
     }
     corral_free(t->key);
 }
@@ -263,9 +290,12 @@ static void reconcile(corral_controller_t *c)
     while (c->dirty.n) {
         corral__entry_t *e = c->dirty.items[--c->dirty.n];
         e->dirty = false;
+        int64_t t0 = corral__mono_ns();
         corral__jobs_reconcile(c, e);
+        corral__cm_reconciled(c, "job", corral__mono_ns() - t0);
     }
-    corral__gc_run(c);
+    if (c->synced && c->gcq.n)
+        timed(c, "gc", corral__gc_run);
     if (c->status_dirty && !c->status_timer) {
         c->status_timer = true;
         corral__timers_push(&c->timers, corral__mono_ns() + c->o.status_period_ns, CORRAL__T_STATUS,
@@ -293,6 +323,7 @@ int corral_controller_run(corral_controller_t *c, const volatile int *stop)
             fire(c, &t);
             reconcile(c);
         }
+        corral__cm_tick(c);
     }
     return 0;
 }

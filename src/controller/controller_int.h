@@ -16,6 +16,7 @@
 #include "corral/controller.h"
 #include "corral/hmap.h"
 #include "corral/informer.h"
+#include "corral/metrics.h"
 #include "corral/model.h"
 
 /* --- the Job state machine (jobsm.c, pure) ---------------------------------------------- */
@@ -99,6 +100,7 @@ struct corral__entry {
     int64_t seen_ns;  /* monotonic: added to the cache */
     int64_t probe_ns; /* leases: when renewTime last changed; nodes: taint first seen */
     int64_t lease_renew_us;
+    bool usage_done;        /* pods: its UsageRecord was written (or tried) */
     corral__job_ev_t *jevs; /* jobs: events waiting for the reconcile (strings owned) */
     size_t njevs, capjevs;
 };
@@ -148,6 +150,7 @@ typedef enum corral__timer_kind {
     CORRAL__T_JOB,       /* reconcile a job (key: "ns/name") */
     CORRAL__T_STATUS,    /* PodGroup and Queue status */
     CORRAL__T_GC,        /* owner checks */
+    CORRAL__T_USAGE,     /* UsageRecord retention */
 } corral__timer_kind_t;
 
 typedef struct corral__timer {
@@ -176,6 +179,15 @@ int64_t corral__wall_us(void);
 
 enum { CORRAL__NINF = 6 };
 
+/* The controller's metrics (cmetrics.c). */
+typedef struct corral__cmetrics {
+    corral_metrics_t *reg;
+    corral_metrics_server_t *srv;
+    corral_metric_t *rec, *rec_dur, *depth, *jobs, *writes;
+    corral_metric_t *u_written, *u_exists, *u_failed, *u_pruned, *u_kept;
+    int64_t last_count_ns;
+} corral__cmetrics_t;
+
 struct corral_controller {
     corral_controller_opts_t o;
     corral_client_config_t cfg;
@@ -193,6 +205,7 @@ struct corral_controller {
     corral__entries_t gcq;   /* dependents whose owners to check */
     int64_t evict_timer_at;  /* a pending eviction-deadline timer (monotonic), 0: none */
     uint64_t actions;        /* writes sent (for logs and tests) */
+    corral__cmetrics_t m;
 };
 
 /* HTTP helpers (controller.c): path of an object, and requests that log
@@ -210,6 +223,27 @@ void corral__jobs_on_event(corral_controller_t *c, corral__entry_t *e, const cor
                            corral_watch_type_t type);
 void corral__jobs_reconcile(corral_controller_t *c, corral__entry_t *job);
 void corral__mark_job(corral_controller_t *c, corral__entry_t *job);
+
+/* cmetrics.c: the registry and its server; a reconcile of controller took
+ * ns; a UsageRecord write answered code; records pruned and kept; the
+ * per-loop gauges (queue depths; jobs by phase at most once a second). */
+void corral__cm_start(corral_controller_t *c);
+void corral__cm_stop(corral_controller_t *c);
+void corral__cm_reconciled(corral_controller_t *c, const char *controller, int64_t ns);
+void corral__cm_usage_written(corral_controller_t *c, long code, int64_t ns);
+void corral__cm_usage_pruned(corral_controller_t *c, int n);
+void corral__cm_usage_kept(corral_controller_t *c, double n);
+void corral__cm_tick(corral_controller_t *c);
+
+/* usage.c: the UsageRecord of a finished pod (pure: queue, job and GPU model
+ * given; now_us stands for the finish time when the pod does not say),
+ * the hook the pod events call (pod: its latest copy; deleted: it is
+ * gone), and the retention pass. */
+void corral__usage_build(const corral_obj_t *pod, const char *queue, const char *job,
+                         const char *gpu_model, bool deleted, int64_t now_us, corral_buf_t *out);
+void corral__usage_on_pod(corral_controller_t *c, corral__entry_t *e, const corral_obj_t *pod,
+                          bool deleted);
+void corral__usage_prune(corral_controller_t *c);
 
 /* status.c */
 void corral__status_sync(corral_controller_t *c);

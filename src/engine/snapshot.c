@@ -385,6 +385,40 @@ void corral_engine_each_pod(const corral_engine_t *e, corral_pod_visit_fn fn, vo
     corral_free(ids);
 }
 
+void corral_engine_each_pending(const corral_engine_t *e, corral_pod_visit_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < e->pd.pods.n; i++) {
+        const epod_t *p = &e->pd.pods.items[i];
+        if (!p->alive || p->state != POD_PENDING)
+            continue;
+        corral_pod_view_t v;
+        pod_view(e, p, &v);
+        fn(&v, ctx);
+    }
+}
+
+void corral_engine_each_queue(const corral_engine_t *e, corral_queue_visit_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < e->qs.queues.n; i++) {
+        const equeue_t *q = &e->qs.queues.items[i];
+        if (!q->alive)
+            continue;
+        corral_queue_view_t v = {
+            .name = q->name,
+            .parent = q->parent_name && *q->parent_name ? q->parent_name : NULL,
+            .closed = q->closed,
+            .weight = q->weight,
+            .nres = e->nres,
+            .res = e->res_names,
+            .allocated = q->alloc.v,
+            .deserved = q->des_eff.v,
+            .capability = q->cap.v,
+            .capability_mask = q->cap_mask,
+        };
+        fn(&v, ctx);
+    }
+}
+
 int corral_engine_max_free_gpus(const corral_engine_t *e)
 {
     return corral__max_free_whole(e);

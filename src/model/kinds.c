@@ -54,6 +54,8 @@ static const corral_kind_info_t kinds[CORRAL_KIND_COUNT] = {
      "quota", true},
     {CORRAL_KIND_LIMITRANGE, "", "v1", "v1", "LimitRange", "limitranges", "limitrange", "limits",
      true},
+    {CORRAL_KIND_USAGE, "corral.dev", "v1", "corral.dev/v1", "UsageRecord", "usagerecords",
+     "usagerecord", "ur", true},
 };
 
 static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
@@ -81,6 +83,7 @@ static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
     [CORRAL_KIND_ENDPOINTS] = corral__kind_endpoints,
     [CORRAL_KIND_RESOURCEQUOTA] = corral__kind_resource_quota,
     [CORRAL_KIND_LIMITRANGE] = corral__kind_limit_range,
+    [CORRAL_KIND_USAGE] = corral__kind_usage,
 };
 
 const corral_kind_info_t *corral_kind_get(corral_kind_t k)

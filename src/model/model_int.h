@@ -153,6 +153,7 @@ void corral__kind_service(corral__dec_t *d, const corral_val_t *root, corral_obj
 void corral__kind_endpoints(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_resource_quota(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_limit_range(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_usage(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 
 /* Top-level fields every kind shares (apiVersion, kind, metadata), to splice
  * into a kind's own top-level table. */

@@ -574,6 +574,42 @@ static const corral_schema_field_t schedconf_f[] = {
 MSGDEF(schedconf, DEV "SchedulerConfiguration",
        "SchedulerConfiguration holds the settings of Corral's scheduler.");
 
+/* --- corral.dev/v1 UsageRecord ---------------------------------------------------------------- */
+
+#define DEV1       "dev.corral.v1."
+#define DBL(n, d)  FLD(n, CORRAL_SCHEMA_DOUBLE, 0, NULL, d)
+#define TIME(n, d) FLD(n, S_TIME, 0, NULL, d)
+
+static const corral_schema_field_t usage_spec_f[] = {
+    STR("pod", "The pod's name."),
+    STR("podUID", "The pod's UID (also the record's name)."),
+    STR("queue", "The Volcano queue the pod ran in."),
+    STR("job", "The Volcano Job (or owner) the pod belonged to."),
+    STR("node", "The node the pod ran on."),
+    DBL("gpus", "GPUs allocated (nvidia.com/gpu, shares as fractions)."),
+    STR("gpuModel", "The GPU model of the node (nvidia.com/gpu.product)."),
+    STR("gpuIDs", "The GPU indices the pod held (corral.dev/gpu-ids)."),
+    TIME("createdAt", "When the pod was created."),
+    TIME("scheduledAt", "When the pod was bound to its node."),
+    TIME("startedAt", "When the pod started."),
+    TIME("finishedAt", "When the pod finished (or was deleted)."),
+    DBL("waitSeconds", "Seconds from creation to start."),
+    DBL("runSeconds", "Seconds from start to finish."),
+    DBL("gpuSecondsAllocated", "GPUs times run seconds."),
+    DBL("gpuSecondsUsed", "GPU-seconds actually used (utilization integrated by the agent); "
+                          "absent when unknown."),
+    STR("phase", "Succeeded, Failed, or Deleted (deleted while running)."),
+    I32("exitCode", "The first container's exit code, when known."),
+    STR("reason", "The reason of the pod's or its container's termination."),
+};
+MSGDEF(usage_spec, DEV1 "UsageRecordSpec", "What one finished pod used.");
+
+static const corral_schema_field_t usage_f[] = {
+    TOP_FIELDS(usage),
+};
+MSGDEF(usage, DEV1 "UsageRecord",
+       "UsageRecord is the accounting record of one finished pod, written by the controller.");
+
 /* --- the table ------------------------------------------------------------------------------- */
 
 static const corral_schema_msg_t *const msgs[] = {
@@ -585,6 +621,7 @@ static const corral_schema_msg_t *const msgs[] = {
     &isvc_spec,     &isvc_status,     &predictor,      &transformer,    &model,
     &model_format,  &scale_metric,    &scenario,       &scenario_spec,  &step,
     &expect,        &schedconf,       &schedconf_spec, &scoring,        &fair_share,
+    &usage,         &usage_spec,
 };
 
 static const corral__schema_top_t tops[] = {
@@ -595,6 +632,7 @@ static const corral__schema_top_t tops[] = {
     {"serving.kserve.io/v1beta1", "InferenceService", &isvc},
     {"corral.dev/v1alpha1", "Scenario", &scenario},
     {"corral.dev/v1alpha1", "SchedulerConfiguration", &schedconf},
+    {"corral.dev/v1", "UsageRecord", &usage},
 };
 
 const corral_schema_msg_t *const *corral__schema_crd_msgs(size_t *n)

@@ -6,6 +6,7 @@
  * columns).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "corral/table.h"
@@ -584,6 +585,43 @@ static void quota_row(const corral_val_t *o, int64_t now, corral_arena_t *a, con
     c[3] = quota_text(o, true, a);
 }
 
+/* --- corral.dev ------------------------------------------------------------------------------ */
+
+static const corral_table_col_t usage_cols[] = {
+    {"NAME", 0}, {"POD", 0}, {"QUEUE", 0}, {"PHASE", 0}, {"GPUS", 0},        {"WAIT", 0},
+    {"RUN", 0},  {"AGE", 0}, {"JOB", 1},   {"NODE", 1},  {"GPU-SECONDS", 1}, {"USED", 1}};
+
+/* Seconds as written ("12.5") as kubectl's human duration. */
+static const char *secs(const corral_val_t *o, const char *path, corral_arena_t *a)
+{
+    const char *s = str(o, path);
+    if (!s || !*s)
+        return NONE;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || v < 0)
+        return NONE;
+    char buf[32];
+    corral_human_duration((int64_t)v, buf, sizeof(buf));
+    return corral_arena_strdup(a, buf);
+}
+
+static void usage_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    c[0] = name_of(o);
+    c[1] = or_none(str(o, "spec.pod"));
+    c[2] = or_none(str(o, "spec.queue"));
+    c[3] = or_none(str(o, "spec.phase"));
+    c[4] = or_zero(str(o, "spec.gpus"));
+    c[5] = secs(o, "spec.waitSeconds", a);
+    c[6] = secs(o, "spec.runSeconds", a);
+    c[7] = corral_table_age(o, now, a);
+    c[8] = or_none(str(o, "spec.job"));
+    c[9] = or_none(str(o, "spec.node"));
+    c[10] = or_zero(str(o, "spec.gpuSecondsAllocated"));
+    c[11] = or_none(str(o, "spec.gpuSecondsUsed"));
+}
+
 #define T(k, cols, fn)                                                                             \
     {                                                                                              \
         k, cols, CORRAL_ARRAY_LEN(cols), fn                                                        \
@@ -612,6 +650,7 @@ static const kind_table_t tables[] = {
     T(CORRAL_KIND_ENDPOINTS, ep_cols, ep_row),
     T(CORRAL_KIND_RESOURCEQUOTA, quota_cols, quota_row),
     T(CORRAL_KIND_LIMITRANGE, role_cols, role_row),
+    T(CORRAL_KIND_USAGE, usage_cols, usage_row),
 };
 
 static const kind_table_t generic = T(CORRAL_KIND_COUNT, name_age_cols, name_age_row);

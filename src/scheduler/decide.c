@@ -287,8 +287,10 @@ void corral__outcome(sched_t *s, wjob_t *j)
     if (p)
         p->inflight = false;
     if (j->kind == W_BIND) {
+        corral__sm_outcome(s, W_BIND, ok);
         if (ok) {
             s->stats->binds++;
+            corral__sm_bound(s, p);
             if (p)
                 p->fails = 0;
             return;
@@ -296,6 +298,7 @@ void corral__outcome(sched_t *s, wjob_t *j)
         s->stats->bind_failures++;
         corral__slog(s, 0, "bind %s failed: HTTP %ld %s", j->key, j->code, j->err);
     } else {
+        corral__sm_outcome(s, W_EVICT, ok || j->code == 404);
         if (ok || j->code == 404) {
             s->stats->evictions++;
             return; /* the pod leaves the engine when the watch says it is gone */

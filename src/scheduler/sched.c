@@ -441,6 +441,7 @@ static void run_cycle(sched_t *s)
     s->stats->cycle_ns_total += took;
     if (took > s->stats->cycle_ns_max)
         s->stats->cycle_ns_max = took;
+    corral__sm_cycle(s, took, d);
     if (d->nbinds || d->nevictions || d->npending)
         corral__slog(s, 1, "cycle %llu: %zu binds, %zu evictions, %zu new pending reasons, %.1f ms",
                      (unsigned long long)s->stats->cycles, d->nbinds, d->nevictions, d->npending,
@@ -478,8 +479,10 @@ static void sched_loop(sched_t *s, corral_informer_t **inf, size_t ninf, corral_
     while (!*s->o->stop && !(lead && corral_leader_lost(lead))) {
         drain(s, 100);
         bool leader = !lead || corral_leader_is_leader(lead);
-        if (leader != was_leader)
+        if (leader != was_leader) {
             s->changed = true; /* a new leader starts with a full look */
+            corral__sm_leader(s, leader);
+        }
         was_leader = leader;
         int64_t now = corral__now_ms();
         if (leader && all_synced(inf, ninf) && (s->changed || now - last_cycle >= 1000)) {
@@ -509,6 +512,8 @@ int corral_scheduler_run(const corral_scheduler_opts_t *o, corral_scheduler_stat
     s.q = corral_evq_new();
     snprintf(s.instance, sizeof(s.instance), "corral-scheduler-%d", (int)getpid());
     int rc = o->config_file ? load_file_config(&s, err, errlen) : 0;
+    if (rc == 0)
+        corral__sm_start(&s);
     corral_leader_t *lead = NULL;
     corral_informer_t *inf[NKINDS] = {0};
     size_t ninf = 0;
@@ -541,6 +546,7 @@ int corral_scheduler_run(const corral_scheduler_opts_t *o, corral_scheduler_stat
     stats->events = atomic_load(&s.pool.events);
     stats->write_failures = atomic_load(&s.pool.write_failures);
     corral_leader_stop(lead, true);
+    corral__sm_stop(&s);
     for (size_t i = 0; i < s.nretry; i++)
         corral_free(s.retry[i]);
     corral_free(s.retry);

@@ -12,6 +12,7 @@
 #include "corral/engine.h"
 #include "corral/hmap.h"
 #include "corral/informer.h"
+#include "corral/metrics.h"
 #include "corral/scheduler.h"
 
 /* What a write is, and whether its outcome goes back to the main loop. */
@@ -84,6 +85,17 @@ sentry_t *corral__st_get(stable_t *t, const char *key, bool create);
 void corral__st_del(stable_t *t, sentry_t *s);
 void corral__st_fini(stable_t *t);
 
+/* The scheduler's metrics (metrics.c). */
+typedef struct smetrics {
+    corral_metrics_t *reg;
+    corral_metrics_server_t *srv;
+    wpool_t *pool;
+    corral_metric_t *e2e, *cycle, *pending, *q_alloc, *q_des, *q_cap, *q_weight;
+    corral_metric_t *preempt, *reclaim, *binds, *bind_fail, *evict, *evict_fail;
+    corral_metric_t *ratio, *gpus, *gpus_used, *leader, *writes, *write_fail, *events;
+    int64_t last_snapshot_ms;
+} smetrics_t;
+
 typedef struct sched {
     const corral_scheduler_opts_t *o;
     corral_scheduler_stats_t *stats;
@@ -98,6 +110,7 @@ typedef struct sched {
     bool changed;
     uint64_t seq; /* event names */
     char instance[128];
+    smetrics_t m;
 } sched_t;
 
 int64_t corral__now_ms(void);
@@ -108,6 +121,18 @@ void corral__apply(sched_t *s, const corral_decisions_t *d);
 void corral__outcome(sched_t *s, wjob_t *j);
 /* Give a pod back to the engine from its latest informer copy (sched.c). */
 void corral__pod_feed(sched_t *s, sentry_t *p);
+
+/* Metrics (metrics.c): the registry and its server (--metrics-listen), a
+ * cycle's histograms and snapshot gauges, a successful bind, a write's
+ * outcome, the leader gauge. */
+void corral__sm_start(sched_t *s);
+void corral__sm_stop(sched_t *s);
+void corral__sm_cycle(sched_t *s, uint64_t took_ns, const corral_decisions_t *d);
+void corral__sm_bound(sched_t *s, const sentry_t *p);
+void corral__sm_outcome(sched_t *s, int kind, bool ok);
+void corral__sm_leader(sched_t *s, bool leader);
+/* The short, stable category of a pending reason (a metric label). */
+const char *corral__reason_category(const char *reason);
 
 int corral__wpool_start(wpool_t *p, const corral_client_config_t *cfg, int n, corral_evq_t *wake,
                         char *err, size_t errlen);

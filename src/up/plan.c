@@ -28,6 +28,10 @@
 #define DEFAULT_LISTEN  "127.0.0.1:6443"
 #define DEFAULT_PROFILE "h100-sxm-8"
 #define MAX_ARGS        32
+/* The scheduler's and controller's default --metrics-listen ports
+ * (kube-scheduler's and kube-controller-manager's). */
+#define DEFAULT_SCHED_METRICS 10259
+#define DEFAULT_CTRL_METRICS  10257
 
 void corral_up_default_dir(char *out, size_t len)
 {
@@ -142,7 +146,7 @@ static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tie
     c->argc = n;
 }
 
-static void plan_control(corral_up_plan_t *p, const char *listen)
+static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport)
 {
     const char *api[] = {"apiserver",
                          "--data-dir",
@@ -162,11 +166,21 @@ static void plan_control(corral_up_plan_t *p, const char *listen)
                            path(p, "kubeconfigs/scheduler.kubeconfig"),
                            "--scheduler-name",
                            "corral,volcano,default-scheduler",
+                           sport ? "--metrics-listen" : NULL,
+                           corral_arena_printf(&p->a, "127.0.0.1:%d", sport),
                            NULL};
     add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
-    const char *ctrl[] = {"controller", "--kubeconfig",
-                          path(p, "kubeconfigs/controller.kubeconfig"), NULL};
+    const char *ctrl[] = {"controller",
+                          "--kubeconfig",
+                          path(p, "kubeconfigs/controller.kubeconfig"),
+                          cport ? "--metrics-listen" : NULL,
+                          corral_arena_printf(&p->a, "127.0.0.1:%d", cport),
+                          NULL};
     add_comp(p, "controller", CORRAL_UP_TIER_CONTROL, ctrl);
+    p->scheduler_metrics =
+        corral_arena_printf(&p->a, "http://127.0.0.1:%d", sport ? sport : DEFAULT_SCHED_METRICS);
+    p->controller_metrics =
+        corral_arena_printf(&p->a, "http://127.0.0.1:%d", cport ? cport : DEFAULT_CTRL_METRICS);
 }
 
 /* The i-th entry of a comma-separated list, cycling (node i of
@@ -191,17 +205,12 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
         const char *gpus = p->real_gpus
                                ? "nvml"
                                : corral_arena_printf(&p->a, "sim:%s", nth_profile(p, profile, i));
-        const char *args[] = {"agent",
-                              "--node-name",
-                              node,
-                              "--gpus",
-                              gpus,
-                              "--root",
-                              path3(p, "agents/", node, NULL),
-                              "--stop-pods-on-exit",
-                              "--kubeconfig",
-                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"),
-                              NULL};
+        const char *args[] = {"agent", "--node-name", node, "--gpus", gpus, "--root",
+                              path3(p, "agents/", node, NULL), "--stop-pods-on-exit",
+                              /* /metrics on the kubelet port only: several agents here must not
+                                 share :9400 (docs/up.md) */
+                              "--metrics-listen", "off", "--kubeconfig",
+                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"), NULL};
         add_comp(p, corral_arena_printf(&p->a, "agent-%s", node), CORRAL_UP_TIER_AGENT, args);
     }
     if (hollow > 0) {
@@ -216,6 +225,8 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
                               corral_arena_printf(&p->a, "sim:%s", nth_profile(p, profile, 0)),
                               "--token-file",
                               path(p, "kubeconfigs/hollow-tokens.csv"),
+                              "--metrics-listen",
+                              "off",
                               "--kubeconfig",
                               path(p, "kubeconfigs/hollow.kubeconfig"),
                               NULL};
@@ -234,6 +245,11 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         profile = gpus + 4;
     else if (strcmp(gpus, "auto") != 0 && strcmp(gpus, "nvml") != 0) {
         snprintf(err, errlen, "--gpus wants auto, nvml or sim:PROFILE, got \"%s\"", gpus);
+        return CORRAL_EINVAL;
+    }
+    if (o->scheduler_metrics_port < 0 || o->scheduler_metrics_port > 65535 ||
+        o->controller_metrics_port < 0 || o->controller_metrics_port > 65535) {
+        snprintf(err, errlen, "metrics ports must be 0 to 65535");
         return CORRAL_EINVAL;
     }
     if (o->sim_nodes < 0 || o->sim_nodes > 1000 || o->hollow_nodes < 0 ||
@@ -284,7 +300,7 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
     for (int i = 0; i < o->hollow_nodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:hollow-%d", i), "system:nodes");
     p->comps = corral_arena_alloc(&p->a, (3 + nnodes + 1) * sizeof(*p->comps));
-    plan_control(p, listen);
+    plan_control(p, listen, o->scheduler_metrics_port, o->controller_metrics_port);
     plan_agents(p, profile, o->hollow_nodes);
     return 0;
 }

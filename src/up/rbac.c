@@ -30,6 +30,7 @@
 
 EMBED(rbac_scheduler, "deploy/rbac/scheduler.yaml");
 EMBED(rbac_controller, "deploy/rbac/controller.yaml");
+EMBED(rbac_metrics, "deploy/rbac/metrics-reader.yaml");
 
 static const struct {
     const char *name;
@@ -37,6 +38,7 @@ static const struct {
 } manifests[] = {
     {"deploy/rbac/scheduler.yaml", rbac_scheduler_start, rbac_scheduler_end},
     {"deploy/rbac/controller.yaml", rbac_controller_start, rbac_controller_end},
+    {"deploy/rbac/metrics-reader.yaml", rbac_metrics_start, rbac_metrics_end},
 };
 
 size_t corral_up_rbac_count(void)

@@ -13,8 +13,10 @@
  * are reported and skipped rather than restarted forever.
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +377,8 @@ static void banner(const corral__sup_t *s, const corral_up_plan_t *p, const char
                             : corral_arena_printf((corral_arena_t *)&p->a, "%zu simulated %s",
                                                   p->nnodes, profile),
                agents ? "" : "  [no agent in this build]");
+    printf("  metrics      scheduler %s/metrics, controller %s/metrics (%s/endpoints.json)\n",
+           p->scheduler_metrics, p->controller_metrics, p->dir);
     /* The admin token rides in the fragment, which browsers never send. */
     if (p->nids && strcmp(p->ids[0].user, "admin") == 0 && p->ids[0].token[0])
         printf("  dashboard    %s/ui/#token=%s\n", p->server, p->ids[0].token);
@@ -455,10 +459,37 @@ static int supervise(corral__sup_t *s, const corral_up_plan_t *p, const corral_u
     return rc;
 }
 
-int corral_up_run(const corral_up_opts_t *o, const char *exe)
+/* A port free on 127.0.0.1 now (the kernel's choice), or 0. It is free
+ * again when the component binds it a moment later; the supervisor's
+ * restarts keep it. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(sa);
+    int port = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+int corral_up_run(const corral_up_opts_t *given, const char *exe)
 {
     char err[8192] = "";
     corral_up_plan_t p;
+    corral_up_opts_t opts = *given;
+    const corral_up_opts_t *o = &opts;
+    if (!opts.scheduler_metrics_port)
+        opts.scheduler_metrics_port = free_port();
+    if (!opts.controller_metrics_port)
+        opts.controller_metrics_port = free_port();
     bool auto_gpus = !o->gpus || !strcmp(o->gpus, "auto");
     if (corral_up_plan(o, auto_gpus && probe_nvml(), &p, err, sizeof(err)) != 0) {
         fprintf(stderr, "corral up: %s\n", err);
@@ -475,6 +506,8 @@ int corral_up_run(const corral_up_opts_t *o, const char *exe)
         corral_up_plan_fini(&p);
         return 1;
     }
+    if (corral_up_endpoints_write(&p, NULL, 0, err, sizeof(err)) != 0)
+        fprintf(stderr, "corral up: %s (continuing)\n", err);
     corral__sup_t s;
     init_sup(&s, &p, o, exe);
     /* Blocked before anything starts a thread (libcurl's resolver): only

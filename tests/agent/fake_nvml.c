@@ -11,6 +11,13 @@
  *   initfail        nvmlInit fails as when the kernel module is not loaded
  *   many            65 GPUs (more than Corral takes per node)
  *   noname          nvmlDeviceGetName fails on GPU 2
+ *   lost2           discovery works, then nvmlDeviceGetMemoryInfo on GPU 2
+ *                   answers GPU_IS_LOST once FAKE_NVML_LOST is set
+ * Telemetry: utilization (gpu 10 x index + 5, memory half that), temperature
+ * 40 + index, power 100500 mW, energy 123456789 mJ, SM/memory clocks
+ * 1980/2619, PCIe TX/RX 1000/2000 KB/s; nvmlDeviceGetFieldValues is absent
+ * (memory temperature and NVLink are then left out); FAKE_NVML_XID=G:X makes
+ * the event set report XID X on GPU G once per value set.
  * FAKE_NVML_LOG, when set, names a file that gets a line per nvmlInit_v2 and
  * nvmlShutdown call, so tests can check the library is shut down again.
  */
@@ -47,6 +54,16 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
                                       nvmlEnableState_t *active);
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
                                                  nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u);
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t s, unsigned int *t);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj);
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t, unsigned int *mhz);
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t c, unsigned int *v);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int ms);
 
 static const char *mode(void)
 {
@@ -127,7 +144,8 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
-    (void)device;
+    if (is("lost2") && device->index == 2 && getenv("FAKE_NVML_LOST"))
+        return NVML_ERROR_GPU_IS_LOST;
     memory->total = 81559ull << 20;
     memory->used = 512ull << 20;
     memory->free = memory->total - memory->used;
@@ -222,5 +240,94 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
         pci_of(0xe0 + link % 4, pci); /* four NVSwitches */
     else
         pci_of(gpu_bus[device->index ^ 1u], pci);
+    return NVML_SUCCESS;
+}
+
+/* --- telemetry ------------------------------------------------------------------------- */
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
+{
+    u->gpu = 10 * d->index + 5;
+    u->memory = u->gpu / 2;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t s, unsigned int *t)
+{
+    if (s != NVML_TEMPERATURE_GPU)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *t = 40 + d->index;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
+{
+    (void)d;
+    *mw = 100500;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
+{
+    (void)d;
+    *mj = 123456789ull;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t, unsigned int *mhz)
+{
+    (void)d;
+    if (t == NVML_CLOCK_SM)
+        *mhz = 1980;
+    else if (t == NVML_CLOCK_MEM)
+        *mhz = 2619;
+    else
+        return NVML_ERROR_NOT_SUPPORTED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t c, unsigned int *v)
+{
+    (void)d;
+    *v = c == NVML_PCIE_UTIL_TX_BYTES ? 1000 : 2000;
+    return NVML_SUCCESS;
+}
+
+static int evset_token;
+static char xid_sent[64];
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    *set = (nvmlEventSet_t)(void *)&evset_token;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    (void)set;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
+{
+    (void)d;
+    (void)set;
+    return types == nvmlEventTypeXidCriticalError ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int ms)
+{
+    (void)set;
+    (void)ms;
+    const char *x = getenv("FAKE_NVML_XID");
+    unsigned g = 0;
+    unsigned long long xid = 0;
+    if (!x || !strcmp(x, xid_sent) || sscanf(x, "%u:%llu", &g, &xid) != 2 || g >= NGPU)
+        return NVML_ERROR_TIMEOUT;
+    snprintf(xid_sent, sizeof(xid_sent), "%s", x);
+    memset(data, 0, sizeof(*data));
+    data->device = &devs[g];
+    data->eventType = nvmlEventTypeXidCriticalError;
+    data->eventData = xid;
     return NVML_SUCCESS;
 }

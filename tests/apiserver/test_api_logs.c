@@ -143,7 +143,7 @@ Test(logs, nodes_without_a_reachable_agent)
     api_free(&r);
     pod("onbare", "bare", MAIN);
     API_EXPECT(&r, 500, "GET", "/api/v1/namespaces/default/pods/onbare/log", NULL, NULL);
-    api_status(&r, "InternalError", 500, "node \"bare\" advertises no log endpoint");
+    api_status(&r, "InternalError", 500, "node \"bare\" advertises no agent endpoint");
     api_free(&r);
     /* A port nobody listens on: take one and close it. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -217,7 +217,7 @@ Test(security, cluster_roles_grant_everywhere)
     ok("bob-token", 201, "POST", "/apis/scheduling.volcano.sh/v1beta1/queues",
        "{\"metadata\":{\"name\":\"q1\"},\"spec\":{\"weight\":2}}");
     ok("bob-token", 200, "DELETE", "/apis/scheduling.volcano.sh/v1beta1/queues/q1", NULL);
-    ok("bob-token", 404, "GET", "/metrics", NULL);
+    ok("bob-token", 200, "GET", "/metrics", NULL);
     ok("bob-token", 403, "GET", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
        NULL);
     /* A ClusterRole bound by a RoleBinding grants in that namespace only. */

@@ -361,7 +361,7 @@ Test(up, plan_profiles_and_extra_config)
 
 Test(up, rbac_embedded_matches_deploy)
 {
-    cr_assert_eq(corral_up_rbac_count(), 2);
+    cr_assert_eq(corral_up_rbac_count(), 3);
     for (size_t i = 0; i < corral_up_rbac_count(); i++) {
         size_t len = 0;
         const char *text = corral_up_rbac_text(i, &len);
@@ -377,4 +377,38 @@ Test(up, rbac_embedded_matches_deploy)
         cr_assert_eq(text[len], '\0');
         corral_free(file);
     }
+}
+
+Test(up, metrics_ports_and_endpoints_json)
+{
+    char dir[] = "/tmp/corral-endpoints-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    corral_up_opts_t o = {.data_dir = dir,
+                          .sim_nodes = 1,
+                          .scheduler_metrics_port = 20259,
+                          .controller_metrics_port = 20257};
+    corral_up_plan_t p;
+    char err[256] = "", buf[2048];
+    cr_assert_eq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0, "%s", err);
+    cr_assert(
+        strstr(cmdline(&p, "scheduler", buf, sizeof(buf)), " --metrics-listen 127.0.0.1:20259"));
+    cr_assert(
+        strstr(cmdline(&p, "controller", buf, sizeof(buf)), " --metrics-listen 127.0.0.1:20257"));
+    corral_up_endpoint_t agents[] = {{"sim-node-0", "http://127.0.0.1:9400"}};
+    cr_assert_eq(corral_up_endpoints_write(&p, agents, 1, err, sizeof(err)), 0, "%s", err);
+    char path[512], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof(path), "%s/endpoints.json", dir);
+    corral_diag_t d;
+    corral_diag_init(&d);
+    cr_assert_eq(corral_file_read(path, 1 << 20, &d, &text, &len), 0);
+    corral_diag_fini(&d);
+    cr_assert(strstr(text, "\"scheduler\": \"http://127.0.0.1:20259\""), "%s", text);
+    cr_assert(strstr(text, "\"controller\": \"http://127.0.0.1:20257\""), "%s", text);
+    cr_assert(strstr(text, "\"sim-node-0\": \"http://127.0.0.1:9400\""), "%s", text);
+    cr_assert(strstr(text, "\"apiserver\": \"https://127.0.0.1:6443\""), "%s", text);
+    corral_free(text);
+    unlink(path);
+    rmdir(dir);
+    corral_up_plan_fini(&p);
 }
