@@ -12,6 +12,7 @@
 #     with its pending reason;
 #   - the DCGM parser reads an exposition as dcgm-exporter prints it; where
 #     the API server proxies node metrics, allocated GPUs show utilization;
+#   - a pod finished before the page opened is in the accounting table;
 #   - a wrong token gets the sign-in box; the console has no errors;
 #   - screenshot: build/test-results/ui-dashboard.png.
 # Skips (exit 77) only when chromium or chromedriver is not installed (the
@@ -72,6 +73,23 @@ TOKEN=$(grep ',admin,' "$D/tokens.csv" | cut -d, -f1)
 [ "$URL" = "$BASE/ui/#token=$TOKEN" ] || fail "banner's dashboard line: '$URL'"
 for _ in $(seq 1 $((W * 5))); do
     [ "$(K get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -eq 2 ] && break
+    sleep 0.2
+done
+
+# A short pod that has finished before the page opens: accounting's row.
+cat >"$TMP/warmup.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: ui-warmup, annotations: {corral.dev/sim-utilization: "60"}}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox, command: ["sh", "-c", "sleep 2"], resources: {limits: {nvidia.com/gpu: 1}}}
+EOF
+expect_exit 0 K apply -f "$TMP/warmup.yaml"
+for _ in $(seq 1 $((W * 5))); do
+    [ "$(K get pod ui-warmup -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] && break
     sleep 0.2
 done
 
@@ -178,6 +196,12 @@ if "${CURL[@]}" -H "Authorization: Bearer $TOKEN" -o /dev/null -w '%{http_code}'
     js_wait "a utilization sample in the chart" "return document.getElementById('chart-legend').textContent.match(/utilized [0-9]+%/)"
 else
     echo "note: this API server does not proxy node metrics: utilization not checked"
+fi
+# Accounting: the finished pod's UsageRecord, where the server keeps them.
+if K get usagerecords.corral.dev -A >/dev/null 2>&1; then
+    js_wait "the finished pod in the accounting table" "return !!document.querySelector('#usage tr[data-pod=\"default/ui-warmup\"]')"
+else
+    echo "note: this API server has no UsageRecords: accounting not checked"
 fi
 js_wait "a few chart samples" "return +document.querySelector('#chart svg').dataset.samples >= 3"
 

@@ -954,12 +954,19 @@
         const when = (o) => (o.spec && (o.spec.finishedAt || o.spec.startedAt)) || o.metadata.creationTimestamp || '';
         const items = [...usage.items].sort((a, b) => when(b).localeCompare(when(a)));
         const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-        let alloc = 0, used = 0;
+        /* Use unknown (the agent wrote none) is left out, not counted as 0:
+         * efficiency only over records that know it. */
+        let alloc = 0, used = 0, allocKnown = 0;
         for (const o of items) {
-            alloc += n(o.spec?.gpuSecondsAllocated) || 0;
-            used += n(o.spec?.gpuSecondsUsed) || 0;
+            const a = n(o.spec?.gpuSecondsAllocated) || 0;
+            const u = n(o.spec?.gpuSecondsUsed);
+            alloc += a;
+            if (u !== undefined) {
+                used += u;
+                allocKnown += a;
+            }
         }
-        const gpuh = (v) => (v === undefined ? '' : (v / 3600).toFixed(v < 36 ? 3 : v < 3600 ? 2 : 1));
+        const gpuh = (v) => (v === undefined ? '' : v === 0 ? '0' : v < 3600 ? (v / 3600).toPrecision(2) : (v / 3600).toFixed(1));
         const eff = (u, a) => (u !== undefined && a ? pct((100 * u) / a) : '');
         const rows = items.slice(0, MAX_ROWS).map((o) => {
             const sp = o.spec || {};
@@ -983,7 +990,7 @@
             rows.push(h('tr', { class: 'total' }, h('td', { text: 'total' }), h('td', { text: `${items.length} pods` }),
                 ['', '', '', '', '', ''].map((t) => h('td', { text: t })),
                 h('td', { class: 'num', text: gpuh(alloc) }), h('td', { class: 'num', text: gpuh(used) }),
-                h('td', { class: 'num', text: eff(used, alloc) }), h('td', {})));
+                h('td', { class: 'num', text: eff(used, allocKnown) }), h('td', {})));
         $('usage-count').textContent = items.length ? `${countText(items.length, Math.min(items.length, MAX_ROWS), 0)} · ${gpuh(alloc)} GPU-h allocated, ${gpuh(used)} used` : '';
         replace('usage', table(['finished', 'pod', 'job', 'queue', 'node', 'GPUs', 'waited', 'ran', 'GPU-h alloc', 'GPU-h used', 'used', 'status'], rows, 'No finished pods recorded yet.'));
     }
