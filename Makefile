@@ -223,5 +223,7 @@ clean:
 
 # src/up/rbac.c assembles deploy/rbac/*.yaml into the binary (.incbin).
 $(B)/obj/src/up/rbac.o: $(wildcard deploy/rbac/*.yaml)
+# src/apiserver/ui.c assembles the web dashboard's files (.incbin).
+$(B)/obj/src/apiserver/ui.o: $(wildcard src/apiserver/ui/*)
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(BENCH_SRCS:%.c=$(B)/obj/%.d) $(HOOK_OBJS:.o=.d)

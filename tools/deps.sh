@@ -59,6 +59,19 @@ ensure_kubectl() {
     return $rc
 }
 
+# Packages only one test needs (chromium for tests/cli/test_ui.sh): installed
+# when possible; where they cannot be, that test skips and says why.
+ensure_optional() {
+    opt=""
+    for p in "$@"; do installed "$p" || opt="$opt $p"; done
+    [ -z "$opt" ] && return 0
+    [ "$sudo" = false ] && return 1
+    echo "deps: installing optional test packages:$opt" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends $opt >/dev/null 2>&1 ||
+        { $sudo apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null 2>&1 &&
+          DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends $opt >/dev/null 2>&1; }
+}
+
 if [ "$(id -u)" -eq 0 ]; then
     sudo=""
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -70,6 +83,8 @@ fi
 missing=""
 if [ "${1:-build}" = test ]; then
     ensure_kubectl || echo "deps: could not unpack kubernetes-client (kubectl tests will be skipped)" >&2
+    ensure_optional chromium chromium-driver fonts-dejavu-core ||
+        echo "deps: could not install chromium and chromium-driver (the dashboard test will be skipped)" >&2
 fi
 for p in $want; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

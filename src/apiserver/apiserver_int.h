@@ -368,6 +368,8 @@ void corral__openapi_free(corral__openapi_t *o);
 void corral__h_openapi(corral__req_t *r);       /* /openapi/v2 */
 void corral__h_openapi_v3(corral__req_t *r);    /* /openapi/v3 (the index) */
 void corral__h_openapi_v3_gv(corral__req_t *r); /* /openapi/v3/api/v1, /openapi/v3/apis/G/V */
+/* ui.c: the web dashboard's static files at /ui, /ui/{name}. */
+void corral__h_ui(corral__req_t *r);
 
 /* tables.c: metav1.Table responses (kubectl's `get`). */
 enum { CORRAL__TABLE_NONE = 0, CORRAL__TABLE_METADATA, CORRAL__TABLE_OBJECT, CORRAL__TABLE_BARE };

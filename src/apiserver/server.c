@@ -1242,7 +1242,7 @@ static const char *const bootstrap_objects[] = {
     ("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
      "{\"name\":\"system:public-info-viewer\",\"labels\":{\"kubernetes.io/bootstrapping\":"
      "\"rbac-defaults\"}},\"rules\":[{\"nonResourceURLs\":[\"/healthz\",\"/livez\",\"/readyz\","
-     "\"/version\",\"/version/\"],\"verbs\":[\"get\"]}]}"),
+     "\"/version\",\"/version/\",\"/ui\",\"/ui/*\"],\"verbs\":[\"get\"]}]}"),
     ("{\"apiVersion\":\"rbac.authorization.k8s.io/"
      "v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":"
      "{\"name\":\"system:public-info-viewer\",\"labels\":{\"kubernetes.io/bootstrapping\":"

@@ -394,6 +394,8 @@ const char *corral_http_reason(int code)
         return "Accepted";
     case 204:
         return "No Content";
+    case 304:
+        return "Not Modified";
     case 400:
         return "Bad Request";
     case 401:

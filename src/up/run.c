@@ -379,6 +379,9 @@ static void banner(const corral__sup_t *s, const corral_up_plan_t *p, const char
                agents ? "" : "  [no agent in this build]");
     printf("  metrics      scheduler %s/metrics, controller %s/metrics (%s/endpoints.json)\n",
            p->scheduler_metrics, p->controller_metrics, p->dir);
+    /* The admin token rides in the fragment, which browsers never send. */
+    if (p->nids && strcmp(p->ids[0].user, "admin") == 0 && p->ids[0].token[0])
+        printf("  dashboard    %s/ui/#token=%s\n", p->server, p->ids[0].token);
     printf("  logs         %s/logs/\n"
            "\n"
            "Try:\n"
