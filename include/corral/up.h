@@ -161,22 +161,17 @@ int corral_up_apply(corral_client_t *c, const char *text, size_t len, const char
 
 /* --- endpoints.json ----------------------------------------------------------------------- */
 
-/* One agent's metrics address, for endpoints.json. */
-typedef struct corral_up_endpoint {
-    const char *node; /* the Node's name */
-    const char *url;  /* "http://127.0.0.1:PORT" */
-} corral_up_endpoint_t;
-
 /*
  * Write DIR/endpoints.json (atomically, mode 0644): where `corral up`'s
  * metrics endpoints are, for tests and a Prometheus set up by hand:
  * {"apiserver": "https://...", "scheduler": "http://...", "controller":
- * "http://...", "agents": {"NODE": "http://...", ...}}. agents may be NULL
- * (n 0): the file is written again when the agents are known. Returns 0 or
- * CORRAL_EIO with the reason in err.
+ * "http://...", "nodeMetrics": "https://.../api/v1/nodes/{node}/proxy/metrics"}.
+ * The agents are reached through the API server's node proxy (one address
+ * for every node, whatever ports the agents listen on), so the file names
+ * that template rather than each agent. Returns 0 or CORRAL_EIO with the
+ * reason in err.
  */
-int corral_up_endpoints_write(const corral_up_plan_t *p, const corral_up_endpoint_t *agents,
-                              size_t n, char *err, size_t errlen);
+int corral_up_endpoints_write(const corral_up_plan_t *p, char *err, size_t errlen);
 
 /* --- run ---------------------------------------------------------------------------------- */
 

@@ -35,6 +35,7 @@
 #include "corral/buf.h"
 #include "corral/common.h"
 #include "corral/http.h"
+#include "corral/net.h"
 #include "corral/val.h"
 
 #define HEAD_MAX        ((size_t)16 << 10)
@@ -538,45 +539,6 @@ static void *serve(void *arg)
 
 /* --- start and stop ----------------------------------------------------------------- */
 
-static int listen_on(const char *addr, int *port, char *err, size_t errlen)
-{
-    const char *colon = strrchr(addr, ':');
-    char host[256];
-    if (!colon || (size_t)(colon - addr) >= sizeof(host)) {
-        snprintf(err, errlen, "log server: want HOST:PORT, got \"%s\"", addr);
-        return -1;
-    }
-    memcpy(host, addr, (size_t)(colon - addr));
-    host[colon - addr] = '\0';
-    struct addrinfo hints, *ai = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-    if (getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai) != 0 || !ai) { /* ":P": all */
-        snprintf(err, errlen, "log server: \"%s\" is not a numeric HOST:PORT", addr);
-        return -1;
-    }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0) {
-        snprintf(err, errlen, "log server: listen on %s: %s", addr, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
-        return -1;
-    }
-    freeaddrinfo(ai);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    memset(&ss, 0, sizeof(ss));
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        *port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                               : ((struct sockaddr_in *)&ss)->sin_port);
-    return fd;
-}
-
 corral_agent_logserver_t *corral_agent_logserver_new(const char *root, corral_agent_page_fn pages)
 {
     corral_agent_logserver_t *s = corral_calloc(1, sizeof(*s));
@@ -590,7 +552,7 @@ int corral_agent_logserver_listen(corral_agent_logserver_t *s, const char *liste
                                   bool logs, int *port_out, char *err, size_t errlen)
 {
     int port = 0;
-    int fd = listen_on(listen, &port, err, errlen);
+    int fd = corral_net_listen(listen, 128, &port, "log server", err, errlen);
     if (fd < 0)
         return CORRAL_EIO;
     s->ls = corral_realloc(s->ls, (s->nls + 1) * sizeof(*s->ls));

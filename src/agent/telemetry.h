@@ -17,7 +17,7 @@
  * +-3 jitter seeded from node, GPU and 5 s time bucket; temperatures and
  * power follow it with first-order lags (30 s and 2 s); energy integrates
  * power exactly; memory used is proportional to load; SM clocks boost
- * under load. docs/observability-agent.md lists every series.
+ * under load. docs/observability.md lists every series.
  */
 #ifndef CORRAL_AGENT_TELEMETRY_H
 #define CORRAL_AGENT_TELEMETRY_H

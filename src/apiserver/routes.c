@@ -134,7 +134,7 @@ static const route_t routes[] = {
      corral__h_node_proxy,
      "GET the node agent's PATH (`/metrics`, `/metrics/resource`); NAME:PORT for another port"},
     {"GET", "/ui", SC_NONE, false, -1, corral__h_ui,
-     "the web dashboard (docs/observability-ui.md): static page, no data; public like /healthz"},
+     "the web dashboard (docs/observability.md): static page, no data; public like /healthz"},
     {"GET", "/ui/{name}", SC_NONE, false, -1, corral__h_ui,
      "a file of the dashboard (`app.js`, `style.css`, `favicon.svg`), with an ETag"},
 };

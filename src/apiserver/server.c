@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "apiserver/apiserver_int.h"
+#include "corral/net.h"
 
 #define IDLE_TIMEOUT_S  300
 #define READ_HIGH_WATER ((size_t)8 << 20)
@@ -904,12 +905,7 @@ static int listen_socket(const char *host, int *port, bool probe, char *err, siz
         return -1;
     }
     freeaddrinfo(ai);
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof(ss));
-    socklen_t sl = sizeof(ss);
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        *port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                               : ((struct sockaddr_in *)&ss)->sin_port);
+    *port = corral_net_bound_port(fd);
     return fd;
 }
 

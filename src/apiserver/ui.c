@@ -1,5 +1,5 @@
 /*
- * The web dashboard at /ui (docs/observability-ui.md): a few static files
+ * The web dashboard at /ui (docs/observability.md): a few static files
  * (src/apiserver/ui/) assembled into the binary (.incbin, as src/up/rbac.c
  * does for the RBAC manifests; the Makefile makes this object depend on
  * them) and served as they are. The page holds no data: its script reads
@@ -16,21 +16,12 @@
 #include <string.h>
 
 #include "apiserver/apiserver_int.h"
+#include "corral/embed.h"
 
-/* Each file between two symbols in read-only data; paths are relative to
- * the repository root, where make runs the compiler. */
-#define EMBED(sym, file)                                                                           \
-    __asm__(".pushsection .rodata\n"                                                               \
-            ".balign 16\n" #sym "_start:\n"                                                        \
-            ".incbin \"" file "\"\n" #sym "_end:\n"                                                \
-            ".byte 0\n"                                                                            \
-            ".popsection\n");                                                                      \
-    extern const char sym##_start[], sym##_end[]
-
-EMBED(ui_index_html, "src/apiserver/ui/index.html");
-EMBED(ui_app_js, "src/apiserver/ui/app.js");
-EMBED(ui_style_css, "src/apiserver/ui/style.css");
-EMBED(ui_favicon_svg, "src/apiserver/ui/favicon.svg");
+CORRAL_EMBED(ui_index_html, "src/apiserver/ui/index.html");
+CORRAL_EMBED(ui_app_js, "src/apiserver/ui/app.js");
+CORRAL_EMBED(ui_style_css, "src/apiserver/ui/style.css");
+CORRAL_EMBED(ui_favicon_svg, "src/apiserver/ui/favicon.svg");
 
 typedef struct ui_file {
     const char *name;

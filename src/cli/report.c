@@ -1,7 +1,7 @@
 /*
  * `corral report usage`: accounting in the form Slurm's sacct/sreport give,
  * from the UsageRecords the controller writes (one per finished pod,
- * docs/observability-sched.md): the records that finished within --since,
+ * docs/observability.md): the records that finished within --since,
  * grouped by queue, namespace (the "user"), job or pod, with the count of
  * pods, GPU-hours allocated and used, efficiency (used over allocated, on
  * the records whose use is known), mean and 95th percentile wait, and the

@@ -25,6 +25,7 @@
 #include "corral/common.h"
 #include "corral/http.h"
 #include "corral/metrics.h"
+#include "corral/net.h"
 
 #define MAX_CONNS       64
 #define HEAD_MAX        ((size_t)8 << 10)
@@ -257,51 +258,6 @@ static void *serve(void *arg)
 
 /* --- start and stop ----------------------------------------------------------------- */
 
-static int listen_on(const char *addr, int *port, char *err, size_t errlen)
-{
-    const char *colon = strrchr(addr, ':');
-    char host[256];
-    size_t hl = colon ? (size_t)(colon - addr) : 0;
-    if (!colon || hl >= sizeof(host) || !colon[1]) {
-        snprintf(err, errlen, "metrics: want HOST:PORT or :PORT, got \"%s\"", addr);
-        return -1;
-    }
-    const char *h = addr;
-    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-        h++;
-        hl -= 2;
-    }
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    struct addrinfo hints, *ai = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-    if (getaddrinfo(hl ? host : NULL, colon + 1, &hints, &ai) != 0 || !ai) {
-        snprintf(err, errlen, "metrics: \"%s\" is not a numeric HOST:PORT", addr);
-        return -1;
-    }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0) {
-        snprintf(err, errlen, "metrics: listen on %s: %s", addr, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
-        return -1;
-    }
-    freeaddrinfo(ai);
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    memset(&ss, 0, sizeof(ss));
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        *port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                               : ((struct sockaddr_in *)&ss)->sin_port);
-    return fd;
-}
-
 int corral_metrics_serve(const char *listen, corral_metrics_t *m,
                          const corral_metrics_page_t *pages, size_t npages, int *port_out,
                          corral_metrics_server_t **out, char *err, size_t errlen)
@@ -312,7 +268,7 @@ int corral_metrics_serve(const char *listen, corral_metrics_t *m,
         return CORRAL_EINVAL;
     }
     int port = 0;
-    int fd = listen_on(listen, &port, err, errlen);
+    int fd = corral_net_listen(listen, 128, &port, "metrics", err, errlen);
     if (fd < 0)
         return CORRAL_EIO;
     corral_metrics_server_t *s = corral_calloc(1, sizeof(*s));

@@ -1,5 +1,5 @@
 /*
- * The controller's Prometheus metrics (docs/observability-sched.md), served
+ * The controller's Prometheus metrics (docs/observability.md), served
  * on --metrics-listen with /healthz: reconciles and their durations per
  * controller, the depth of its work queues, Volcano Jobs by phase, and the
  * UsageRecords written and pruned. Everything is updated on the

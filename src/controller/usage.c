@@ -1,6 +1,6 @@
 /*
  * Accounting: one corral.dev/v1 UsageRecord per finished pod, as Slurm's
- * accounting keeps one line per job step (docs/observability-sched.md,
+ * accounting keeps one line per job step (docs/observability.md,
  * "Accounting"). A pod is recorded when it reaches Succeeded or Failed, or
  * when it is deleted after it started (phase Deleted). The record's name is
  * the pod's UID, so a write repeated after a restart (the informer lists

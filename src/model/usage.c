@@ -1,7 +1,7 @@
 /*
  * corral.dev/v1 UsageRecord: what one finished pod used, written by the
  * controller (src/controller/usage.c) and read by `corral report usage`
- * (docs/observability-sched.md, "Accounting"). The strings a report groups
+ * (docs/observability.md, "Accounting"). The strings a report groups
  * by are decoded; times, seconds and GPU-seconds are kept as written (the
  * report reads them from the object's value tree), but their types are
  * checked so that a hand-written record with a wrong type is refused.

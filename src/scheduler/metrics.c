@@ -1,5 +1,5 @@
 /*
- * The scheduler's Prometheus metrics (docs/observability-sched.md): counters
+ * The scheduler's Prometheus metrics (docs/observability.md): counters
  * bumped where the scheduler already counts (binds, evictions, preemptions,
  * reclaims), histograms of cycle length and of the end-to-end scheduling
  * latency (pod creation to a successful bind), and snapshot gauges (pending

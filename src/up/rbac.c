@@ -13,24 +13,14 @@
 #include "corral/buf.h"
 #include "corral/client.h"
 #include "corral/diag.h"
+#include "corral/embed.h"
 #include "corral/model.h"
 #include "corral/up.h"
 #include "corral/yaml.h"
 
-/* Each file between two symbols, NUL-terminated, in read-only data. The
- * paths are relative to the repository root, where make runs the compiler;
- * the Makefile makes this object depend on them. */
-#define EMBED(sym, file)                                                                           \
-    __asm__(".pushsection .rodata\n"                                                               \
-            ".balign 16\n" #sym "_start:\n"                                                        \
-            ".incbin \"" file "\"\n" #sym "_end:\n"                                                \
-            ".byte 0\n"                                                                            \
-            ".popsection\n");                                                                      \
-    extern const char sym##_start[], sym##_end[]
-
-EMBED(rbac_scheduler, "deploy/rbac/scheduler.yaml");
-EMBED(rbac_controller, "deploy/rbac/controller.yaml");
-EMBED(rbac_metrics, "deploy/rbac/metrics-reader.yaml");
+CORRAL_EMBED(rbac_scheduler, "deploy/rbac/scheduler.yaml");
+CORRAL_EMBED(rbac_controller, "deploy/rbac/controller.yaml");
+CORRAL_EMBED(rbac_metrics, "deploy/rbac/metrics-reader.yaml");
 
 static const struct {
     const char *name;

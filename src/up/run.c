@@ -506,7 +506,7 @@ int corral_up_run(const corral_up_opts_t *given, const char *exe)
         corral_up_plan_fini(&p);
         return 1;
     }
-    if (corral_up_endpoints_write(&p, NULL, 0, err, sizeof(err)) != 0)
+    if (corral_up_endpoints_write(&p, err, sizeof(err)) != 0)
         fprintf(stderr, "corral up: %s (continuing)\n", err);
     corral__sup_t s;
     init_sup(&s, &p, o, exe);

@@ -30,3 +30,26 @@ finish() {
     [ "$fails" -eq 0 ] || exit 1
     exit 0
 }
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# up_start SECONDS ARGS...: `$CORRAL up ARGS` in the background (UP_PID; its
+# output in $TMP/up.out and $TMP/up.err); waits at most SECONDS for its
+# banner. Returns 1, with the output printed, when it does not come up.
+up_start() {
+    local wait=$1
+    shift
+    "$CORRAL" up "$@" >"$TMP/up.out" 2>"$TMP/up.err" &
+    UP_PID=$!
+    for _ in $(seq 1 $((wait * 10))); do
+        grep -q "Corral is up" "$TMP/up.out" && return 0
+        kill -0 "$UP_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "corral up did not come up:"
+    cat "$TMP/up.out" "$TMP/up.err"
+    return 1
+}

@@ -18,18 +18,11 @@ trap cleanup EXIT
 PROMTOOL=$(command -v promtool || true)
 [ -n "$PROMTOOL" ] || { tools/deps.sh test >/dev/null 2>&1; PROMTOOL=$(command -v promtool || true); }
 [ -n "$PROMTOOL" ] || { fail "promtool (Debian prometheus) is not installed"; finish; }
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 export KUBECONFIG=$D/kubeconfig
 
-"$CORRAL" up --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 1 --hollow-nodes 1 \
-    --stop-timeout 5 --ready-timeout "$UP_WAIT" >"$TMP/up.out" 2>"$TMP/up.err" &
-UP_PID=$!
-for _ in $(seq 1 $((UP_WAIT * 10))); do
-    grep -q "Corral is up" "$TMP/up.out" && break
-    kill -0 "$UP_PID" 2>/dev/null || break
-    sleep 0.1
-done
-grep -q "Corral is up" "$TMP/up.out" || { fail "corral up: $(cat "$TMP/up.out" "$TMP/up.err")"; finish; }
+up_start "$UP_WAIT" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 1 --hollow-nodes 1 \
+    --stop-timeout 5 --ready-timeout "$UP_WAIT" || { fail "corral up did not come up"; finish; }
 
 # kport NODE: the Node's kubelet port (waits for the Node).
 kport() {

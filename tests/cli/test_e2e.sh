@@ -29,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 find_kubectl
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 K() { "$KUBECTL" --kubeconfig "$D/kubeconfig" --request-timeout=10s "$@"; }
 C() { KUBECONFIG="$D/kubeconfig" "$CORRAL" "$@"; }
 jp() { K get "$1" "$2" -o jsonpath="$3" 2>/dev/null; }
@@ -68,16 +68,7 @@ UP_ARGS=(--data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 3
     --extra-config scheduler.retry-period=500ms)
 
 start_up() {
-    "$CORRAL" up "${UP_ARGS[@]}" >"$TMP/up.out" 2>"$TMP/up.err" &
-    UP_PID=$!
-    for _ in $(seq 1 $((W * 10))); do
-        grep -q "Corral is up" "$TMP/up.out" && return 0
-        kill -0 "$UP_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "corral up did not come up:"
-    cat "$TMP/up.out" "$TMP/up.err"
-    exit 1
+    up_start "$W" "${UP_ARGS[@]}" || exit 1
 }
 
 # clean: delete every Job and Pod, wait until none is left.

@@ -37,7 +37,6 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null ||
     { echo "prometheus is not installed (Debian prometheus)"; exit 77; }
 "$CORRAL" agent --help >/dev/null 2>&1 || { echo "this build has no corral agent"; exit 77; }
 find_kubectl
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 K() { "$KUBECTL" --kubeconfig "$D/kubeconfig" --request-timeout=10s "$@"; }
 jp() { K get "$1" "$2" -o jsonpath="$3" 2>/dev/null; }
@@ -54,10 +53,8 @@ wait_for() {
     return 1
 }
 
-"$CORRAL" up --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 2 --stop-timeout 5 \
-    --ready-timeout "$W" --extra-config agent.heartbeat-seconds=1 >"$TMP/up.out" 2>"$TMP/up.err" &
-UP_PID=$!
-wait_for "corral up" grep -q "Corral is up" "$TMP/up.out" || { cat "$TMP/up.err"; exit 1; }
+up_start "$W" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 2 --stop-timeout 5 \
+    --ready-timeout "$W" --extra-config agent.heartbeat-seconds=1 || exit 1
 ready_nodes() { [ "$(K get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -eq 2 ]; }
 wait_for "two Ready nodes" ready_nodes || exit 1
 # A queue with a capability (the default queue has none).
@@ -229,8 +226,7 @@ done
 for url in $("$PY" -c '
 import json, sys
 e = json.load(open(sys.argv[1]))
-for k in ("scheduler", "controller"): print(e[k])
-for v in e.get("agents", {}).values(): print(v)' "$D/endpoints.json" 2>/dev/null); do
+for k in ("scheduler", "controller"): print(e[k])' "$D/endpoints.json" 2>/dev/null); do
     curl --max-time 10 -sf "$url/metrics" | check_metrics "$url/metrics"
 done
 

@@ -46,7 +46,6 @@ cleanup() {
 }
 trap cleanup EXIT
 find_kubectl
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 WDPORT=$(free_port)
 WD=http://127.0.0.1:$WDPORT
@@ -58,15 +57,8 @@ js_wait() {
     OUT=$(B wait "$SID" "$2" "$W" 2>&1) || { fail "page: timed out waiting for $desc (last: $OUT)"; return 1; }
 }
 
-"$CORRAL" up --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 2 --sim-profile h100-sxm-8 \
-    --stop-timeout 5 --ready-timeout "$W" >"$TMP/up.out" 2>"$TMP/up.err" &
-UP_PID=$!
-for _ in $(seq 1 $((W * 10))); do
-    grep -q "Corral is up" "$TMP/up.out" && break
-    kill -0 "$UP_PID" 2>/dev/null || break
-    sleep 0.1
-done
-grep -q "Corral is up" "$TMP/up.out" || { cat "$TMP/up.out" "$TMP/up.err"; echo "corral up did not come up"; exit 1; }
+up_start "$W" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 2 --sim-profile h100-sxm-8 \
+    --stop-timeout 5 --ready-timeout "$W" || exit 1
 BASE=https://127.0.0.1:$PORT
 URL=$(awk '$1 == "dashboard" {print $2}' "$TMP/up.out")
 TOKEN=$(grep ',admin,' "$D/tokens.csv" | cut -d, -f1)

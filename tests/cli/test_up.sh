@@ -20,22 +20,13 @@ cleanup() {
 }
 trap cleanup EXIT
 find_kubectl
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 K() { "$KUBECTL" --kubeconfig "$D/kubeconfig" --request-timeout=10s "$@"; }
 
 # start_up: corral up in the background; waits for its banner.
 start_up() {
-    "$CORRAL" up --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 1 --stop-timeout 5 \
-        --ready-timeout "$UP_WAIT" >"$TMP/up.out" 2>"$TMP/up.err" &
-    UP_PID=$!
-    for _ in $(seq 1 $((UP_WAIT * 10))); do
-        grep -q "Corral is up" "$TMP/up.out" && return 0
-        kill -0 "$UP_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "corral up did not come up:"
-    cat "$TMP/up.out" "$TMP/up.err"
-    exit 1
+    up_start "$UP_WAIT" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 1 --stop-timeout 5 \
+        --ready-timeout "$UP_WAIT" || exit 1
 }
 
 # gone PID...: wait until none of the processes exists.

@@ -25,16 +25,9 @@ if ! "$CORRAL" agent --help >/dev/null 2>&1; then
     exit 0
 fi
 PROMTOOL=$(command -v promtool || true)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$CORRAL" up --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 1 --stop-timeout 5 \
-    --ready-timeout "$UP_WAIT" >"$TMP/up.out" 2>"$TMP/up.err" &
-UP_PID=$!
-for _ in $(seq 1 $((UP_WAIT * 10))); do
-    grep -q "Corral is up" "$TMP/up.out" && break
-    kill -0 "$UP_PID" 2>/dev/null || break
-    sleep 0.1
-done
-grep -q "Corral is up" "$TMP/up.out" || { cat "$TMP/up.out" "$TMP/up.err"; fail "corral up did not come up"; finish; }
+PORT=$(free_port)
+up_start "$UP_WAIT" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 1 --stop-timeout 5 \
+    --ready-timeout "$UP_WAIT" || { fail "corral up did not come up"; finish; }
 export KUBECONFIG=$D/kubeconfig
 ep() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$D/endpoints.json" "$1"; }
 SCHED=$(ep scheduler)

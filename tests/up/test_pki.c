@@ -396,8 +396,7 @@ Test(up, metrics_ports_and_endpoints_json)
         strstr(cmdline(&p, "scheduler", buf, sizeof(buf)), " --metrics-listen 127.0.0.1:20259"));
     cr_assert(
         strstr(cmdline(&p, "controller", buf, sizeof(buf)), " --metrics-listen 127.0.0.1:20257"));
-    corral_up_endpoint_t agents[] = {{"sim-node-0", "http://127.0.0.1:9400"}};
-    cr_assert_eq(corral_up_endpoints_write(&p, agents, 1, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(corral_up_endpoints_write(&p, err, sizeof(err)), 0, "%s", err);
     char path[512], *text = NULL;
     size_t len = 0;
     snprintf(path, sizeof(path), "%s/endpoints.json", dir);
@@ -407,7 +406,9 @@ Test(up, metrics_ports_and_endpoints_json)
     corral_diag_fini(&d);
     cr_assert(strstr(text, "\"scheduler\": \"http://127.0.0.1:20259\""), "%s", text);
     cr_assert(strstr(text, "\"controller\": \"http://127.0.0.1:20257\""), "%s", text);
-    cr_assert(strstr(text, "\"sim-node-0\": \"http://127.0.0.1:9400\""), "%s", text);
+    cr_assert(strstr(text, "\"nodeMetrics\": "
+                           "\"https://127.0.0.1:6443/api/v1/nodes/{node}/proxy/metrics\""),
+              "%s", text);
     cr_assert(strstr(text, "\"apiserver\": \"https://127.0.0.1:6443\""), "%s", text);
     corral_free(text);
     unlink(path);

@@ -1,5 +1,5 @@
 /*
- * Corral's web dashboard (docs/observability-ui.md). Plain JavaScript, no
+ * Corral's web dashboard (docs/observability.md). Plain JavaScript, no
  * framework, no build step: the API server serves this file as it is.
  *
  * Data: nodes, pods, Volcano Queues and PodGroups are listed, then watched
