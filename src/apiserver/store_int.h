@@ -52,7 +52,7 @@ struct corral_store {
     corral_store_fault_t fault;
     int fault_after;
     corral_store_stats_t stats;
-    int wal_frames; /* from the WAL hook, writer thread only */
+    int wal_frames;                           /* from the WAL hook, writer thread only */
     struct corral_metric *m_commit, *m_batch; /* atomics: corral_store_set_metrics */
 
     corral__ring_t ring;

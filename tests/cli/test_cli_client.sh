@@ -87,7 +87,7 @@ expect_out 'pods "nope" not found'
 # logs: proxied to the log server the pod's Node advertises; this node
 # advertises none (no agent runs here), and the server says so.
 expect_exit 1 "$CORRAL" logs cuda-vector-add --tail 5
-expect_out 'node "gpu-node-1" advertises no log endpoint'
+expect_out 'node "gpu-node-1" advertises no agent endpoint'
 
 # get -w prints the list, then each change.
 "$CORRAL" get pods -w >"$TMP/watch" 2>&1 &
