@@ -470,7 +470,9 @@ static void accept_all(corral_agent_logserver_t *s, const listener_t *l)
 static void serve_conns(corral_agent_logserver_t *s, const struct pollfd *pf)
 {
     int64_t now = now_ms();
-    for (size_t i = 0; i < s->n;) {
+    /* Backwards, so that the connection moved into a freed slot (the last
+     * one) has had its turn with its own poll result. */
+    for (size_t i = s->n; i-- > 0;) {
         lconn_t *c = s->conns[i];
         short ev = pf[i].revents;
         bool keep = !(ev & (POLLERR | POLLNVAL));
@@ -489,12 +491,10 @@ static void serve_conns(corral_agent_logserver_t *s, const struct pollfd *pf)
                 keep = conn_flush(c);
             }
         }
-        if (keep) {
-            i++;
-            continue;
+        if (!keep) {
+            conn_free(c);
+            s->conns[i] = s->conns[--s->n];
         }
-        conn_free(c);
-        s->conns[i] = s->conns[--s->n];
     }
 }
 

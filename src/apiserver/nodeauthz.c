@@ -304,6 +304,26 @@ static bool admit_lease(corral__req_t *r, const char *node, const corral_val_t *
     return false;
 }
 
+/* The one annotation a node writes on its pods: the GPU time the pod used,
+ * with its final status (the controller's accounting reads it). */
+#define GPU_SECONDS_USED "corral.dev/gpu-seconds-used"
+
+/* Does map a hold the same pairs as b, key skip aside? (NULL: empty.) */
+static bool same_except(const corral_val_t *a, const corral_val_t *b, const char *skip)
+{
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; a && a->kind == CORRAL_VAL_MAP && i < a->n; i++) {
+        if (is(a->pairs[i].key->s, skip))
+            continue;
+        na++;
+        if (!corral_val_equal(a->pairs[i].val, corral_val_get(b, a->pairs[i].key->s)))
+            return false;
+    }
+    for (size_t i = 0; b && b->kind == CORRAL_VAL_MAP && i < b->n; i++)
+        nb += !is(b->pairs[i].key->s, skip);
+    return na == nb;
+}
+
 static bool admit_pod_write(corral__req_t *r, const char *node, const corral_val_t *obj,
                             const corral_val_t *cur)
 {
@@ -337,6 +357,14 @@ static bool admit_pod_write(corral__req_t *r, const char *node, const corral_val
     if (!corral_val_equal(corral_val_dig(obj, "metadata.labels"),
                           corral_val_dig(cur, "metadata.labels"))) {
         refuse(r, name, "node \"%s\" cannot update labels through pod status", node);
+        return false;
+    }
+    if (!same_except(corral_val_dig(obj, "metadata.annotations"),
+                     corral_val_dig(cur, "metadata.annotations"), GPU_SECONDS_USED)) {
+        refuse(r, name,
+               "node \"%s\" can change only the " GPU_SECONDS_USED
+               " annotation through pod status",
+               node);
         return false;
     }
     return true;

@@ -5,9 +5,11 @@
  * the first within 10 s and each next one within 60 s of the last answer),
  * answers each GET with a whole body (Content-Length) and stays open for
  * the next one, as Prometheus keeps its scrape connections. Bodies are
- * built on this thread; the answer is sent as the socket takes it, so a
- * slow reader costs one buffer. Request bodies are not read: a request that
- * announces one is answered 400 and closed.
+ * built on this thread; the answer is sent as the socket takes it, and
+ * nothing more is read or answered until it has gone (pipelined requests
+ * wait their turn), so a slow or stalled reader costs one answer and is
+ * dropped when it takes nothing for 10 s. Request bodies are not read: a
+ * request that announces one is answered 400 and closed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +32,8 @@
 #define MAX_CONNS       64
 #define HEAD_MAX        ((size_t)8 << 10)
 #define HEAD_TIMEOUT_MS 10000
-#define IDLE_TIMEOUT_MS 60000
+#define IDLE_TIMEOUT_MS  60000
+#define WRITE_TIMEOUT_MS 10000
 #define MAX_PAGES       16
 
 typedef struct mconn {
@@ -128,10 +131,12 @@ static void handle(corral_metrics_server_t *s, mconn_t *c, const corral_http_req
     corral_buf_fini(&body);
 }
 
-/* Parse and answer every complete head in c->in. */
+/* Parse and answer the next complete head in c->in, once the answer before
+ * it has been sent: a client that sends and never reads holds one answer
+ * and at most 2 x HEAD_MAX of requests, no more. */
 static void conn_requests(corral_metrics_server_t *s, mconn_t *c)
 {
-    while (!c->close_after && c->in.len) {
+    if (!c->close_after && c->in.len && c->out.len == 0) {
         corral_http_request_t req;
         int rc = corral_http_parse_request(c->in.p, c->in.len, HEAD_MAX, &req);
         if (rc == CORRAL_EAGAIN)
@@ -145,7 +150,7 @@ static void conn_requests(corral_metrics_server_t *s, mconn_t *c)
         memmove(c->in.p, c->in.p + rc, c->in.len - (size_t)rc);
         c->in.len -= (size_t)rc;
         c->in.p[c->in.len] = '\0';
-        c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
+        c->deadline_ms = now_ms() + WRITE_TIMEOUT_MS;
     }
 }
 
@@ -164,21 +169,29 @@ static bool conn_read(corral_metrics_server_t *s, mconn_t *c)
     return true;
 }
 
-/* Send what is queued; false when the connection is finished. */
-static bool conn_flush(mconn_t *c)
+/* Send what is queued, then answer a pipelined request if one waits; false
+ * when the connection is finished. */
+static bool conn_flush(corral_metrics_server_t *s, mconn_t *c)
 {
-    while (c->out_off < c->out.len) {
-        ssize_t k = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (k < 0 && (errno == EAGAIN || errno == EINTR))
-            return true;
-        if (k <= 0)
+    while (c->out.len) {
+        while (c->out_off < c->out.len) {
+            ssize_t k = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return true;
+            if (k <= 0)
+                return false;
+            c->out_off += (size_t)k;
+            c->deadline_ms = now_ms() + WRITE_TIMEOUT_MS; /* progress */
+        }
+        corral_buf_reset(&c->out);
+        c->out_off = 0;
+        if (c->close_after)
             return false;
-        c->out_off += (size_t)k;
+        c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
+        conn_requests(s, c);
     }
-    corral_buf_reset(&c->out);
-    c->out_off = 0;
-    return !c->close_after;
+    return !c->close_after || c->out.len;
 }
 
 static void conn_free(mconn_t *c)
@@ -208,25 +221,25 @@ static void accept_all(corral_metrics_server_t *s)
     }
 }
 
+/* Backwards, so that the connection moved into a freed slot (the last one)
+ * has had its turn with its own poll result. */
 static void serve_conns(corral_metrics_server_t *s, const struct pollfd *pf)
 {
     int64_t now = now_ms();
-    for (size_t i = 0; i < s->n;) {
+    for (size_t i = s->n; i-- > 0;) {
         mconn_t *c = s->conns[i];
         short ev = pf[i].revents;
         bool keep = !(ev & (POLLERR | POLLNVAL));
         if (keep && (ev & (POLLIN | POLLHUP)))
             keep = conn_read(s, c);
-        if (keep && c->out.len == 0 && now > c->deadline_ms)
-            keep = false;
+        if (keep && now > c->deadline_ms)
+            keep = false; /* no head in time, an idle keep-alive, or a reader that stalled */
         if (keep)
-            keep = conn_flush(c);
-        if (keep) {
-            i++;
-            continue;
+            keep = conn_flush(s, c);
+        if (!keep) {
+            conn_free(c);
+            s->conns[i] = s->conns[--s->n];
         }
-        conn_free(c);
-        s->conns[i] = s->conns[--s->n];
     }
 }
 
@@ -237,10 +250,9 @@ static void *serve(void *arg)
     for (;;) {
         for (size_t i = 0; i < s->n; i++) {
             pf[i].fd = s->conns[i]->fd;
-            pf[i].events = POLLIN;
             pf[i].revents = 0;
-            if (s->conns[i]->out_off < s->conns[i]->out.len)
-                pf[i].events |= POLLOUT;
+            /* While an answer is queued, only its sending: nothing more is read. */
+            pf[i].events = s->conns[i]->out.len ? POLLOUT : POLLIN;
         }
         pf[s->n] = (struct pollfd){s->lfd, POLLIN, 0};
         pf[s->n + 1] = (struct pollfd){s->wake[0], POLLIN, 0};

@@ -162,6 +162,17 @@ Test(nodeauthz, pods_bound_to_the_node)
        "{\"metadata\":{\"labels\":{\"app\":\"b\"}}}");
     cr_assert_str_eq(api_str(r.json, "metadata.labels.app"), "a");
     api_free(&r);
+    /* Annotations: only the GPU time the pod used, nothing that places or
+     * accounts it (gpu-ids, queue). */
+    as("n1-token", &r, 200, "PATCH", "/api/v1/namespaces/default/pods/p1/status", MERGE,
+       "{\"metadata\":{\"annotations\":{\"corral.dev/gpu-seconds-used\":\"12.5\"}}}");
+    const corral_val_t *used = corral_val_get(corral_val_dig(r.json, "metadata.annotations"),
+                                              "corral.dev/gpu-seconds-used");
+    cr_assert(used && used->s && !strcmp(used->s, "12.5"));
+    api_free(&r);
+    denied("n1-token", "PATCH", "/api/v1/namespaces/default/pods/p1/status", MERGE,
+           "{\"metadata\":{\"annotations\":{\"corral.dev/gpu-ids\":\"0,1,2\"}}}",
+           "node \"n1\" can change only the corral.dev/gpu-seconds-used annotation");
     denied("n1-token", "PATCH", "/api/v1/namespaces/default/pods/p1", MERGE,
            "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", "cannot patch resource \"pods\"");
     denied("n1-token", "DELETE", "/api/v1/namespaces/default/pods/p2", NULL, NULL,

@@ -186,6 +186,35 @@ Test(metrics, server_answers_and_keeps_connections)
     corral_metrics_free(m);
 }
 
+/* Pipelined requests are answered one after another, in order, each once
+ * the answer before it has gone (a client that never reads holds one). */
+Test(metrics, server_answers_pipelined_requests_in_order)
+{
+    corral_metrics_page_t pages[] = {{"/a", page, "first"}, {"/b", page, "second"}};
+    corral_metrics_server_t *s = NULL;
+    char err[256];
+    int port = 0;
+    cr_assert_eq(corral_metrics_serve("127.0.0.1:0", NULL, pages, 2, &port, &s, err, sizeof(err)),
+                 0, "%s", err);
+    int fd = dial(port);
+    const char *req = "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+    char buf[8192];
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof(buf) - 1 && (k = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+        n += (size_t)k; /* until the server closes after the third */
+    buf[n] = '\0';
+    const char *a = strstr(buf, "\r\n\r\nfirst");
+    const char *b = a ? strstr(a, "\r\n\r\nsecond") : NULL;
+    const char *c = b ? strstr(b, "\r\n\r\nfirst") : NULL;
+    cr_assert(a && b && c, "%s", buf);
+    cr_assert(strstr(c - 200 > buf ? c - 200 : buf, "Connection: close"), "%s", buf);
+    close(fd);
+    corral_metrics_server_stop(s);
+}
+
 Test(metrics, server_refuses_a_bad_address)
 {
     corral_metrics_server_t *s = NULL;
