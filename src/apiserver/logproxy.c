@@ -585,7 +585,11 @@ static void node_proxy_gone(corral__req_t *r)
     r->hctx = NULL;
 }
 
-/* GET /api/v1/nodes/NAME[:PORT]/proxy/PATH: the node agent's PATH. */
+/* GET /api/v1/nodes/NAME[:PORT]/proxy/PATH: the node agent's PATH, for the
+ * metrics pages only (PATH /metrics, /metrics/resource or /healthz; PORT,
+ * when given, the node's kubelet port): nodes/proxy is what a Prometheus is
+ * granted, and it must not reach the agent's container logs, which pods/log
+ * guards with its own RBAC, nor other ports of the node's address. */
 void corral__h_node_proxy(corral__req_t *r)
 {
     char node[256];
@@ -616,15 +620,30 @@ void corral__h_node_proxy(corral__req_t *r)
                        "the proxied path and query may only hold URL-safe characters");
         return;
     }
+    if (strcmp(rest, "/metrics") != 0 && strcmp(rest, "/metrics/resource") != 0 &&
+        strcmp(rest, "/healthz") != 0) {
+        corral__status(r, 403, "Forbidden", "nodes", node,
+                       "the node proxy reaches only the agent's /metrics, /metrics/resource and "
+                       "/healthz (container logs: pods/log)");
+        return;
+    }
     corral__agent_target_t t;
     char err[512];
-    int rc = corral__agent_target(corral__rd(r), r->a, node, port, &t, err, sizeof(err));
+    int rc = corral__agent_target(corral__rd(r), r->a, node, 0, &t, err, sizeof(err));
     if (rc == CORRAL_ENOENT) {
         corral__status(r, 404, "NotFound", "nodes", node, "nodes \"%s\" not found", node);
         return;
     }
     if (rc) {
         corral__status(r, 503, "ServiceUnavailable", NULL, NULL, "%s", err);
+        return;
+    }
+    int kport = ntohs(t.ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&t.ss)->sin6_port
+                                                 : ((struct sockaddr_in *)&t.ss)->sin_port);
+    if (port && port != kport) {
+        corral__status(r, 403, "Forbidden", "nodes", node,
+                       "the node proxy reaches only the node's kubelet port (%d), not %d", kport,
+                       port);
         return;
     }
     char path[2048];

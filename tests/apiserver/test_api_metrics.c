@@ -83,7 +83,7 @@ static void serve_one(int fd)
         resource_body(&body);
     else if (!strncmp(head, "GET /metrics ", 13))
         corral_buf_puts(&body, DCGM);
-    else if (!strncmp(head, "GET /echo?", 10))
+    else if (!strncmp(head, "GET /healthz?", 13))
         corral_buf_append(&body, head + 4, (size_t)(strchr(head + 4, ' ') - (head + 4)));
     else {
         code = 404;
@@ -206,13 +206,27 @@ Test(obs, node_proxy_passes_the_agents_answer_through)
     cr_assert(strstr(corral_buf_str(&r.headers), "text/plain; version=0.0.4"), "%s",
               corral_buf_str(&r.headers));
     api_free(&r);
-    API_EXPECT(&r, 404, "GET", "/api/v1/nodes/n1/proxy/other", NULL, NULL);
+    /* The agent's status and body pass through (its /healthz answers 404). */
+    API_EXPECT(&r, 404, "GET", "/api/v1/nodes/n1/proxy/healthz", NULL, NULL);
     cr_assert_str_eq(corral_buf_str(&r.body), "{\"nope\":true}");
     api_free(&r);
     char path[128];
-    snprintf(path, sizeof(path), "/api/v1/nodes/n1:%d/proxy/echo?a=1&b=x", agent.port);
+    snprintf(path, sizeof(path), "/api/v1/nodes/n1:%d/proxy/healthz?a=1&b=x", agent.port);
     API_EXPECT(&r, 200, "GET", path, NULL, NULL);
-    cr_assert_str_eq(corral_buf_str(&r.body), "/echo?a=1&b=x");
+    cr_assert_str_eq(corral_buf_str(&r.body), "/healthz?a=1&b=x");
+    api_free(&r);
+    /* Only the metrics pages: not the logs (pods/log has its own RBAC), not
+     * another port of the node's address. */
+    API_EXPECT(&r, 403, "GET", "/api/v1/nodes/n1/proxy/containerLogs/default/p/c", NULL, NULL);
+    cr_assert(strstr(corral_buf_str(&r.body), "/metrics, /metrics/resource and /healthz"), "%s",
+              corral_buf_str(&r.body));
+    api_free(&r);
+    API_EXPECT(&r, 403, "GET", "/api/v1/nodes/n1/proxy/metrics/../containerLogs/d/p/c", NULL,
+               NULL);
+    api_free(&r);
+    snprintf(path, sizeof(path), "/api/v1/nodes/n1:%d/proxy/metrics", agent.port == 1 ? 2 : 1);
+    API_EXPECT(&r, 403, "GET", path, NULL, NULL);
+    cr_assert(strstr(corral_buf_str(&r.body), "kubelet port"), "%s", corral_buf_str(&r.body));
     api_free(&r);
     API_EXPECT(&r, 404, "GET", "/api/v1/nodes/ghost/proxy/metrics", NULL, NULL);
     api_free(&r);
