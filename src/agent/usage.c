@@ -8,6 +8,7 @@
  * /proc/stat and /proc/meminfo), and the pages the log server serves.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ int corral__pod_sim_util(const corral_obj_t *o)
         return CORRAL__SIM_BUSY;
     char *end = NULL;
     double d = strtod(v, &end);
-    if (end == v)
+    if (end == v || !isfinite(d))
         return CORRAL__SIM_BUSY;
     return d < 0 ? 0 : d > 100 ? 100 : (int)(d + 0.5);
 }

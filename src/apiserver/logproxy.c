@@ -191,12 +191,23 @@ static bool take_head(call_t *p, struct evbuffer *in)
         call_end(p, "the node agent's answer is not HTTP");
         return false;
     }
+    /* What is relayed to the client must frame as a body: no 1xx, 204, 304. */
+    if (code < 200 || code == 204 || code == 304 || code > 599) {
+        corral_free(head);
+        call_end(p, "the node agent answered a status that carries no body");
+        return false;
+    }
     char v[96];
     p->code = code;
     p->chunked = head_value(head, "Transfer-Encoding", v, sizeof(v)) && strcasestr(v, "chunked");
     p->clen = head_value(head, "Content-Length", v, sizeof(v)) ? strtoll(v, NULL, 10) : -1;
     if (!head_value(head, "Content-Type", p->ctype, sizeof(p->ctype)))
         p->ctype[0] = '\0';
+    for (const char *c = p->ctype; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) { /* never into our own header */
+            p->ctype[0] = '\0';
+            break;
+        }
     corral_free(head);
     p->head_done = true;
     if (p->r && code == 200) {

@@ -274,7 +274,8 @@ static bool cpu_rate(double c1, int64_t t1, double c2, int64_t t2, int64_t *out)
 {
     if (!isfinite(c1) || !isfinite(c2) || t2 <= t1 || c2 < c1)
         return false;
-    *out = (int64_t)llround((c2 - c1) / ((double)(t2 - t1) / 1000.0) * 1e9);
+    /* Clamped (an agent's numbers): at most 1e9 cores. */
+    *out = (int64_t)llround(fmin((c2 - c1) / ((double)(t2 - t1) / 1000.0) * 1e9, 1e18));
     return true;
 }
 
@@ -578,7 +579,8 @@ static void put_time(corral_buf_t *b, const char *key, int64_t ms)
 
 static void put_usage(corral_buf_t *b, int64_t nanocores, double mem)
 {
-    long long ki = isfinite(mem) && mem > 0 ? (long long)(mem / 1024) : 0;
+    /* An agent's number, clamped before it becomes an integer (1 EiB). */
+    long long ki = isfinite(mem) && mem > 0 ? (long long)fmin(mem / 1024, 0x1p50) : 0;
     corral_buf_printf(b, "\"usage\":{\"cpu\":\"%lldn\",\"memory\":\"%lldKi\"}",
                       (long long)nanocores, ki);
 }
@@ -603,7 +605,7 @@ static void put_cells(corral_buf_t *b, const char *name, int64_t nanocores, doub
     corral_buf_puts(b, "{\"cells\":[");
     corral_json_quote(b, name, strlen(name));
     corral_buf_printf(b, ",\"%lldm\",\"%lldMi\",\"%.3fs\"]", (long long)(nanocores / 1000000),
-                      isfinite(mem) ? (long long)(mem / (1024 * 1024)) : 0LL,
+                      isfinite(mem) && mem > 0 ? (long long)fmin(mem / (1024 * 1024), 0x1p40) : 0LL,
                       (double)window_ms / 1000.0);
 }
 

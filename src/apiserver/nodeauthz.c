@@ -362,8 +362,7 @@ static bool admit_pod_write(corral__req_t *r, const char *node, const corral_val
     if (!same_except(corral_val_dig(obj, "metadata.annotations"),
                      corral_val_dig(cur, "metadata.annotations"), GPU_SECONDS_USED)) {
         refuse(r, name,
-               "node \"%s\" can change only the " GPU_SECONDS_USED
-               " annotation through pod status",
+               "node \"%s\" can change only the " GPU_SECONDS_USED " annotation through pod status",
                node);
         return false;
     }

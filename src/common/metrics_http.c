@@ -29,12 +29,12 @@
 #include "corral/metrics.h"
 #include "corral/net.h"
 
-#define MAX_CONNS       64
-#define HEAD_MAX        ((size_t)8 << 10)
-#define HEAD_TIMEOUT_MS 10000
+#define MAX_CONNS        64
+#define HEAD_MAX         ((size_t)8 << 10)
+#define HEAD_TIMEOUT_MS  10000
 #define IDLE_TIMEOUT_MS  60000
 #define WRITE_TIMEOUT_MS 10000
-#define MAX_PAGES       16
+#define MAX_PAGES        16
 
 typedef struct mconn {
     int fd;

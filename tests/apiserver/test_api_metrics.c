@@ -221,8 +221,7 @@ Test(obs, node_proxy_passes_the_agents_answer_through)
     cr_assert(strstr(corral_buf_str(&r.body), "/metrics, /metrics/resource and /healthz"), "%s",
               corral_buf_str(&r.body));
     api_free(&r);
-    API_EXPECT(&r, 403, "GET", "/api/v1/nodes/n1/proxy/metrics/../containerLogs/d/p/c", NULL,
-               NULL);
+    API_EXPECT(&r, 403, "GET", "/api/v1/nodes/n1/proxy/metrics/../containerLogs/d/p/c", NULL, NULL);
     api_free(&r);
     snprintf(path, sizeof(path), "/api/v1/nodes/n1:%d/proxy/metrics", agent.port == 1 ? 2 : 1);
     API_EXPECT(&r, 403, "GET", path, NULL, NULL);
