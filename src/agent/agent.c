@@ -84,6 +84,7 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
     const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
     p->gpu_ids = ids ? corral_strdup(ids) : NULL;
     p->sim_util = corral__pod_sim_util(o);
+    p->gpu_milli = corral__pod_gpu_milli(o);
     p->ev = ev;
     corral__pod_containers(p, o);
     p->start_us = o->u.pod->status.start_us ? o->u.pod->status.start_us : now;

@@ -173,6 +173,7 @@ typedef struct corral__pod {
     double gpu_used_s;      /* GPU-seconds used: sum over its GPUs of utilization/100 x dt */
     bool gpu_ran;           /* ran with GPUs: write corral.dev/gpu-seconds-used when it ends */
     int sim_util;           /* corral.dev/sim-utilization, or CORRAL__SIM_BUSY */
+    int gpu_milli;          /* corral.dev/gpu-milli: a share of one GPU (1-999); 0: whole GPUs */
     bool last_status_final; /* the status before finalizing a deletion was written */
 } corral__pod_t;
 
@@ -218,6 +219,8 @@ int corral__gpu_ids_parse(const char *ids, int *out, int max);
 /* The simulated load a pod declares (corral.dev/sim-utilization, clamped to
  * 0-100), or the busy default. */
 int corral__pod_sim_util(const corral_obj_t *o);
+/* The pod's corral.dev/gpu-milli request (a share of one GPU), or 0. */
+int corral__pod_gpu_milli(const corral_obj_t *o);
 /* The log server's pages for one node: ctx is its corral__telem_t. */
 int corral__agent_page(void *ctx, const char *path, corral_buf_t *out, const char **ctype);
 /* Tell the telemetry who holds which GPU (running pods with gpu-ids). */

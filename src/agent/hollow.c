@@ -283,10 +283,11 @@ static void complete(hollow_t *h, corral__pod_t *p, int64_t now)
         snprintf(c->term.reason, sizeof(c->term.reason), "Completed");
         snprintf(c->term.cid, sizeof(c->term.cid), "%s", c->cid);
     }
-    if (p->gpu_ran) { /* its declared load over its run, on each of its GPUs */
+    if (p->gpu_ran) { /* its declared load over its run, on each of its GPUs (or its share) */
         int ids[CORRAL_GPU_MAX];
         int k = corral__gpu_ids_parse(p->gpu_ids, ids, CORRAL_GPU_MAX);
-        p->gpu_used_s = k * p->sim_util / 100.0 * (double)(now - p->start_us) / 1e6;
+        double gpus = p->gpu_milli ? p->gpu_milli / 1000.0 : k;
+        p->gpu_used_s = gpus * p->sim_util / 100.0 * (double)(now - p->start_us) / 1e6;
     }
     h->owners_dirty = true;
     corral_free(p->restart_policy); /* a finished hollow pod is Succeeded whatever the policy */
@@ -310,6 +311,7 @@ static void new_pod(hollow_t *h, corral_watch_ev_t *ev, int node, int64_t now)
     const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
     p->gpu_ids = ids ? corral_strdup(ids) : NULL;
     p->sim_util = corral__pod_sim_util(o);
+    p->gpu_milli = corral__pod_gpu_milli(o);
     int tmp[CORRAL_GPU_MAX];
     p->gpu_ran = ids && corral__gpu_ids_parse(ids, tmp, CORRAL_GPU_MAX) > 0;
     h->owners_dirty = true;

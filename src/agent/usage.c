@@ -48,6 +48,22 @@ int corral__pod_sim_util(const corral_obj_t *o)
     return d < 0 ? 0 : d > 100 ? 100 : (int)(d + 0.5);
 }
 
+int corral__pod_gpu_milli(const corral_obj_t *o)
+{
+    if (!o || o->info->kind != CORRAL_KIND_POD || !o->u.pod)
+        return 0;
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_reslist_t req;
+    corral_pod_requests(&a, &o->u.pod->spec, &req);
+    const corral_qty_t *q = corral_reslist_get(&req, "corral.dev/gpu-milli");
+    int64_t m = 0;
+    if (!q || corral_qty_value(q, &m) != 0 || m < 1 || m > 999)
+        m = 0;
+    corral_arena_fini(&a);
+    return (int)m;
+}
+
 int corral__agent_page(void *ctx, const char *path, corral_buf_t *out, const char **ctype)
 {
     corral__telem_t *t = ctx;
@@ -95,11 +111,19 @@ void corral__usage_owners(corral__telem_t *t, const corral__podtab_t *pods, int 
             continue;
         int ids[CORRAL_GPU_MAX];
         int k = corral__gpu_ids_parse(p->gpu_ids, ids, CORRAL_GPU_MAX);
+        /* A share adds its part of the load (its declared load on its share);
+         * the GPU is labelled with its first holder. */
+        int load = p->gpu_milli ? (p->sim_util * p->gpu_milli + 500) / 1000 : p->sim_util;
         for (int j = 0; j < k; j++) {
-            if (ids[j] >= ngpu)
+            if (ids[j] < 0 || ids[j] >= ngpu)
                 continue;
-            owners[ids[j]] = (corral__gpu_owner_t){
-                .ns = p->ns, .pod = p->name, .container = gpu_container(p), .util = p->sim_util};
+            corral__gpu_owner_t *w = &owners[ids[j]];
+            if (w->pod) {
+                w->util = w->util + load > 100 ? 100 : w->util + load;
+                continue;
+            }
+            *w = (corral__gpu_owner_t){
+                .ns = p->ns, .pod = p->name, .container = gpu_container(p), .util = load};
         }
     }
     corral__telem_set_owners(t, owners, ngpu, now_us);
@@ -113,8 +137,11 @@ void corral__usage_integrate(corral__telem_t *t, const corral__podtab_t *pods, i
             continue;
         int ids[CORRAL_GPU_MAX];
         int k = corral__gpu_ids_parse(p->gpu_ids, ids, CORRAL_GPU_MAX);
+        /* A share is credited its part of the GPU's utilization (a pod can use
+         * no more than it was allocated). */
+        double part = p->gpu_milli ? p->gpu_milli / 1000.0 : 1.0;
         for (int j = 0; j < k; j++)
-            p->gpu_used_s += corral__telem_util(t, ids[j]) / 100.0 * (double)dt_us / 1e6;
+            p->gpu_used_s += part * corral__telem_util(t, ids[j]) / 100.0 * (double)dt_us / 1e6;
         p->gpu_ran = p->gpu_ran || k > 0;
     }
 }

@@ -362,6 +362,57 @@ Test(telemetry, gpu_seconds_used_goes_with_the_last_status)
     corral_gpu_inventory_fini(&inv);
 }
 
+static corral__pod_t *share_pod(const char *name, const char *ids, int util, int milli)
+{
+    corral__pod_t *p = corral_calloc(1, sizeof(*p));
+    p->uid = corral_strdup(name);
+    p->ns = corral_strdup("team-a");
+    p->name = corral_strdup(name);
+    p->node = corral_strdup("node-g");
+    p->gpu_ids = corral_strdup(ids);
+    p->sim_util = util;
+    p->gpu_milli = milli;
+    p->restart_policy = corral_strdup("Never");
+    p->nctrs = 1;
+    p->ctrs = corral_calloc(1, sizeof(corral__ctr_t));
+    p->ctrs[0].name = corral_strdup("main");
+    p->ctrs[0].image = corral_strdup("none");
+    p->ctrs[0].st = CORRAL__C_RUNNING;
+    return p;
+}
+
+/* Two half-GPU shares at 80 % of their share each: the GPU is 80 % busy,
+ * labelled with its first holder, and each share is credited half of it,
+ * never more than it was allocated. */
+Test(telemetry, gpu_shares_add_their_load_and_split_the_use)
+{
+    corral__telem_t *t = sim("node-g");
+    corral__podtab_t tab;
+    corral__podtab_init(&tab);
+    corral__pod_t *a = share_pod("a", "3", 80, 500), *b = share_pod("b", "3", 80, 500);
+    corral__podtab_add(&tab, a);
+    corral__podtab_add(&tab, b);
+    corral__usage_owners(t, &tab, 8, T0);
+    for (int k = 1; k <= 100; k++) {
+        corral__telem_update(t, T0 + k * 100000);
+        corral__usage_integrate(t, &tab, 100000);
+    }
+    double u = corral__telem_util(t, 3);
+    cr_assert(u > 75 && u < 85, "%f", u);
+    cr_assert(a->gpu_used_s > 0.5 * 0.75 * 10 && a->gpu_used_s < 0.5 * 0.85 * 10, "%f",
+              a->gpu_used_s);
+    cr_assert(a->gpu_used_s + b->gpu_used_s <= 10.0, "%f", a->gpu_used_s + b->gpu_used_s);
+    corral_buf_t out;
+    corral_buf_init(&out);
+    corral__telem_render_dcgm(t, T0 + S(10), &out);
+    cr_assert(strstr(corral_buf_str(&out), "pod=\"a\""), "%s", corral_buf_str(&out));
+    cr_assert_null(strstr(corral_buf_str(&out), "pod=\"b\""));
+    corral_buf_fini(&out);
+    corral__podtab_fini(&tab);
+    corral__telem_free(t);
+    corral_gpu_inventory_fini(&inv);
+}
+
 Test(telemetry, gpu_ids_and_sim_util_parsing)
 {
     int ids[8];
