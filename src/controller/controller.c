@@ -149,6 +149,7 @@ void corral_controller_free(corral_controller_t *c)
     corral_evq_free(c->q);
     corral__cache_fini(&c->cache);
     corral__timers_fini(&c->timers);
+    corral__usage_fini(c);
     corral_free(c->dirty.items);
     corral_free(c->gcq.items);
     corral_client_free(c->cl);
@@ -279,6 +280,8 @@ static void fire(corral_controller_t *c, corral__timer_t *t)
         corral__timers_push(&c->timers, corral__mono_ns() + c->o.usage_prune_period_ns,
                             CORRAL__T_USAGE, NULL);
         timed(c, "usage-retention", corral__usage_prune);
+    } else if (t->kind == CORRAL__T_USAGE_RETRY) {
+        timed(c, "usage", corral__usage_retry);
     }
     corral_free(t->key);
 }

@@ -146,11 +146,12 @@ void corral__entry_clear_jevs(corral__entry_t *e);
 /* --- timers (cache.c) ------------------------------------------------------------------- */
 
 typedef enum corral__timer_kind {
-    CORRAL__T_NODES = 0, /* node lifecycle pass */
-    CORRAL__T_JOB,       /* reconcile a job (key: "ns/name") */
-    CORRAL__T_STATUS,    /* PodGroup and Queue status */
-    CORRAL__T_GC,        /* owner checks */
-    CORRAL__T_USAGE,     /* UsageRecord retention */
+    CORRAL__T_NODES = 0,   /* node lifecycle pass */
+    CORRAL__T_JOB,         /* reconcile a job (key: "ns/name") */
+    CORRAL__T_STATUS,      /* PodGroup and Queue status */
+    CORRAL__T_GC,          /* owner checks */
+    CORRAL__T_USAGE,       /* UsageRecord retention */
+    CORRAL__T_USAGE_RETRY, /* UsageRecord writes to try again */
 } corral__timer_kind_t;
 
 typedef struct corral__timer {
@@ -206,6 +207,12 @@ struct corral_controller {
     int64_t evict_timer_at;  /* a pending eviction-deadline timer (monotonic), 0: none */
     uint64_t actions;        /* writes sent (for logs and tests) */
     corral__cmetrics_t m;
+    /* UsageRecords (usage.c): written once the first list of the existing
+     * ones is known (so a restart does not post every finished pod again);
+     * writes that failed for a reason that passes wait in retry. */
+    bool usage_listed;
+    struct corral__usage_retry *retry;
+    size_t nretry, capretry;
 };
 
 /* HTTP helpers (controller.c): path of an object, and requests that log
@@ -244,6 +251,8 @@ void corral__usage_build(const corral_obj_t *pod, const char *queue, const char 
 void corral__usage_on_pod(corral_controller_t *c, corral__entry_t *e, const corral_obj_t *pod,
                           bool deleted);
 void corral__usage_prune(corral_controller_t *c);
+void corral__usage_retry(corral_controller_t *c);
+void corral__usage_fini(corral_controller_t *c);
 
 /* status.c */
 void corral__status_sync(corral_controller_t *c);

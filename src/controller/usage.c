@@ -12,6 +12,12 @@
  * (500 at a time, keeping only name, namespace and finish time) and deletes
  * those finished before now - retention, then the oldest beyond the most
  * records kept. Memory for a pass is a few dozen bytes per record.
+ *
+ * Writes start after the first such pass (at sync): the pods found finished
+ * then are recorded unless a record with their UID exists, so a restart
+ * does not post every finished pod again. A write that fails for a reason
+ * that passes (no answer, 429, 5xx) is kept, with its body, in a bounded
+ * retry list tried again every RETRY_S seconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +31,13 @@
 #define GPU_IDS          "corral.dev/gpu-ids"
 #define GPU_PRODUCT      "nvidia.com/gpu.product"
 #define PAGE             500
+#define RETRY_S          5
+#define RETRY_MAX        10000
+
+struct corral__usage_retry {
+    char *ns;
+    corral_buf_t body;
+};
 
 static bool eq(const char *a, const char *b)
 {
@@ -198,6 +211,38 @@ static const char *job_of(const corral_obj_t *pod)
     return "";
 }
 
+/* POST a record; false when it should be tried again (no answer, 429,
+ * 5xx). Created, already there (409) or refused for good (other 4xx, logged
+ * by the send) are done. */
+static bool post(corral_controller_t *c, const char *ns, const corral_buf_t *body)
+{
+    int64_t t0 = corral__mono_ns();
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const char *path = corral__ctl_path(&a, corral_kind_get(CORRAL_KIND_USAGE), ns, NULL, NULL);
+    long code = corral__ctl_send(c, "POST", path, NULL, body, NULL);
+    corral__cm_usage_written(c, code, corral__mono_ns() - t0);
+    corral_arena_fini(&a);
+    return !(code == 0 || code == 429 || code >= 500);
+}
+
+static void keep_for_retry(corral_controller_t *c, const char *ns, corral_buf_t *body)
+{
+    if (c->nretry == RETRY_MAX) {
+        corral__ctl_log(c, "usage records: %d waiting to be written already; one dropped",
+                        RETRY_MAX);
+        return;
+    }
+    if (c->nretry == 0)
+        corral__timers_push(&c->timers, corral__mono_ns() + RETRY_S * CORRAL_NS_PER_SEC,
+                            CORRAL__T_USAGE_RETRY, NULL);
+    corral_grow((void **)&c->retry, &c->capretry, c->nretry + 1, sizeof(*c->retry));
+    c->retry[c->nretry].ns = corral_strdup(ns ? ns : "");
+    c->retry[c->nretry].body = *body;
+    corral_buf_init(body); /* taken over */
+    c->nretry++;
+}
+
 static const char *gpu_model_of(corral_controller_t *c, const corral_obj_t *pod)
 {
     const char *n = pod->u.pod->spec.node_name;
@@ -210,7 +255,9 @@ static const char *gpu_model_of(corral_controller_t *c, const corral_obj_t *pod)
 void corral__usage_on_pod(corral_controller_t *c, corral__entry_t *e, const corral_obj_t *pod,
                           bool deleted)
 {
-    if (e->usage_done || !pod || !pod->meta.uid || !*pod->meta.uid)
+    /* Before the first list of records (at sync) the sweep of usage_sweep
+     * records what finished meanwhile. */
+    if (e->usage_done || !c->usage_listed || !pod || !pod->meta.uid || !*pod->meta.uid)
         return;
     const corral_pod_t *p = pod->u.pod;
     bool done = eq(p->status.phase, "Succeeded") || eq(p->status.phase, "Failed");
@@ -218,19 +265,56 @@ void corral__usage_on_pod(corral_controller_t *c, corral__entry_t *e, const corr
     if (!done && !(deleted && started))
         return;
     e->usage_done = true;
-    int64_t t0 = corral__mono_ns();
     corral_buf_t body;
     corral_buf_init(&body);
     corral__usage_build(pod, queue_of(c, pod), job_of(pod), gpu_model_of(c, pod), deleted,
                         corral__wall_us(), &body);
-    corral_arena_t a;
-    corral_arena_init(&a);
-    const char *path =
-        corral__ctl_path(&a, corral_kind_get(CORRAL_KIND_USAGE), pod->meta.namespace, NULL, NULL);
-    long code = corral__ctl_send(c, "POST", path, NULL, &body, NULL);
-    corral__cm_usage_written(c, code, corral__mono_ns() - t0);
-    corral_arena_fini(&a);
+    if (!post(c, pod->meta.namespace, &body))
+        keep_for_retry(c, pod->meta.namespace, &body);
     corral_buf_fini(&body);
+}
+
+/* The pods found finished when the first list of records came, except those
+ * recorded already (names: the records' names, which are pod UIDs). */
+static void usage_sweep(corral_controller_t *c, const corral_hmap_t *names)
+{
+    for (size_t i = 0; i < c->cache.nslots; i++) {
+        corral__entry_t *e = c->cache.slots[i];
+        if (!e || e->kind != CORRAL_KIND_POD || !e->ev || !e->ev->obj)
+            continue;
+        uint32_t dummy;
+        if (e->uid && corral_hmap_get(names, e->uid, &dummy))
+            e->usage_done = true;
+        else
+            corral__usage_on_pod(c, e, e->ev->obj, false);
+    }
+}
+
+void corral__usage_retry(corral_controller_t *c)
+{
+    size_t i = 0;
+    for (; i < c->nretry; i++) {
+        if (!post(c, c->retry[i].ns, &c->retry[i].body))
+            break; /* still failing: the rest waits for the next round */
+        corral_free(c->retry[i].ns);
+        corral_buf_fini(&c->retry[i].body);
+    }
+    memmove(c->retry, c->retry + i, (c->nretry - i) * sizeof(*c->retry));
+    c->nretry -= i;
+    if (c->nretry)
+        corral__timers_push(&c->timers, corral__mono_ns() + RETRY_S * CORRAL_NS_PER_SEC,
+                            CORRAL__T_USAGE_RETRY, NULL);
+}
+
+void corral__usage_fini(corral_controller_t *c)
+{
+    for (size_t i = 0; i < c->nretry; i++) {
+        corral_free(c->retry[i].ns);
+        corral_buf_fini(&c->retry[i].body);
+    }
+    corral_free(c->retry);
+    c->retry = NULL;
+    c->nretry = c->capretry = 0;
 }
 
 /* --- retention --------------------------------------------------------------------------- */
@@ -323,6 +407,18 @@ void corral__usage_prune(corral_controller_t *c)
         rc = list_page(c, corral_buf_str(&path), &l, cont, sizeof(cont));
         corral_buf_fini(&path);
     } while (rc == 0 && cont[0]);
+    if (rc != 0 && !c->usage_listed) /* records wait for this list: try it again soon */
+        corral__timers_push(&c->timers, corral__mono_ns() + RETRY_S * CORRAL_NS_PER_SEC,
+                            CORRAL__T_USAGE, NULL);
+    if (rc == 0 && !c->usage_listed) {
+        c->usage_listed = true;
+        corral_hmap_t names;
+        corral_hmap_init(&names);
+        for (size_t i = 0; i < l.n; i++)
+            corral_hmap_put(&names, l.items[i].name, 0);
+        usage_sweep(c, &names);
+        corral_hmap_fini(&names);
+    }
     if (rc == 0 && l.n) {
         qsort(l.items, l.n, sizeof(*l.items), cmp_fin);
         int64_t cut = corral__wall_us() - c->o.usage_retention_ns / 1000;

@@ -114,6 +114,23 @@ expect_out "NAMESPACE"
 expect_exit 2 "$CORRAL" report usage --by user
 expect_exit 2 "$CORRAL" report usage --since soon
 
+# A restarted controller lists the records first: the finished pod it finds
+# again is not posted a second time.
+CPID=$(pgrep -f "corral controller .*$D/" | head -1)
+if [ -n "$CPID" ]; then
+    kill -TERM "$CPID"
+    until_ok "$UP_WAIT" sh -c "! kill -0 $CPID" || fail "the controller did not stop"
+    until_ok "$((UP_WAIT * 2))" metric "$CTRL" "corral_usage_records 1" ||
+        fail "the restarted controller did not list the records"
+    expect_exit 0 curl -sf "$CTRL/metrics"
+    printf '%s\n' "$OUT" | grep -q '^corral_usage_records_existing_total [1-9]' &&
+        fail "the restarted controller posted a recorded pod again: $OUT"
+    printf '%s\n' "$OUT" | grep -q '^corral_usage_records_written_total [1-9]' &&
+        fail "the restarted controller wrote a record again: $OUT"
+else
+    fail "no controller process of this corral up"
+fi
+
 # Every exposition passes promtool.
 if [ -n "$PROMTOOL" ]; then
     for u in "$SCHED" "$CTRL"; do
