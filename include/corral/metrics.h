@@ -76,8 +76,17 @@ size_t corral_metrics_exp_buckets(double start, double factor, size_t count, dou
 void corral_metric_add(corral_metric_t *f, const char *const *values, double v);
 void corral_metric_set(corral_metric_t *f, const char *const *values, double v);
 void corral_metric_observe(corral_metric_t *f, const char *const *values, double v);
-/* Remove every series of the family (a snapshot gauge about to be refilled). */
+/* Remove every series of the family. */
 void corral_metric_clear(corral_metric_t *f);
+/*
+ * Rebuild a snapshot gauge (pending pods by queue and reason) without a
+ * scrape ever seeing it empty: after begin, every add or set marks its
+ * series as current; end removes the series none touched. A scrape in
+ * between sees the new values of the series set so far and the old ones of
+ * the rest.
+ */
+void corral_metric_refill_begin(corral_metric_t *f);
+void corral_metric_refill_end(corral_metric_t *f);
 /* The value of one series (tests; histograms: the count). false when absent. */
 bool corral_metric_get(corral_metric_t *f, const char *const *values, double *out);
 

@@ -28,6 +28,7 @@ typedef struct series {
     uint64_t count; /* histogram */
     double sum;
     uint64_t *buckets; /* nbounds + 1, not cumulative */
+    uint32_t gen;      /* the family's generation when last updated */
 } series_t;
 
 struct corral_metric {
@@ -41,6 +42,7 @@ struct corral_metric {
     series_t **series;
     size_t n, cap;
     corral_hmap_t idx;
+    uint32_t gen; /* refills begun */
 };
 
 struct corral_metrics {
@@ -282,6 +284,8 @@ static void update(corral_metric_t *f, const char *const *values, double v, int 
 {
     pthread_mutex_lock(&f->reg->mu);
     series_t *s = series_get(f, values, true);
+    if (s)
+        s->gen = f->gen;
     if (!s) {
         dropped_locked(f);
     } else if (op == 0) {
@@ -322,6 +326,33 @@ void corral_metric_clear(corral_metric_t *f)
 {
     pthread_mutex_lock(&f->reg->mu);
     family_clear_locked(f);
+    pthread_mutex_unlock(&f->reg->mu);
+}
+
+void corral_metric_refill_begin(corral_metric_t *f)
+{
+    pthread_mutex_lock(&f->reg->mu);
+    f->gen++;
+    pthread_mutex_unlock(&f->reg->mu);
+}
+
+void corral_metric_refill_end(corral_metric_t *f)
+{
+    pthread_mutex_lock(&f->reg->mu);
+    size_t k = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->series[i]->gen == f->gen)
+            f->series[k++] = f->series[i];
+        else
+            series_free(f->series[i]);
+    }
+    if (k != f->n) { /* indices moved: index again */
+        f->n = k;
+        corral_hmap_fini(&f->idx);
+        corral_hmap_init(&f->idx);
+        for (size_t i = 0; i < f->n; i++)
+            corral_hmap_put(&f->idx, f->series[i]->key, (uint32_t)i);
+    }
     pthread_mutex_unlock(&f->reg->mu);
 }
 

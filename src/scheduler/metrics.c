@@ -276,7 +276,7 @@ static void snapshot(sched_t *s)
     memset(&t, 0, sizeof(t));
     corral_hmap_init(&t.by_queue);
     corral_engine_each_pending(s->e, count_pending, &t);
-    corral_metric_clear(m->pending);
+    corral_metric_refill_begin(m->pending);
     for (size_t i = 0; i < t.nrows; i++) {
         for (size_t c = 0; c < NCAT; c++) {
             const char *l[] = {t.rows[i].queue, categories[c]};
@@ -284,13 +284,15 @@ static void snapshot(sched_t *s)
                 corral_metric_set(m->pending, l, t.rows[i].n[c]);
         }
     }
+    corral_metric_refill_end(m->pending);
     corral_hmap_fini(&t.by_queue);
     corral_free(t.rows);
-    corral_metric_clear(m->q_alloc);
-    corral_metric_clear(m->q_des);
-    corral_metric_clear(m->q_cap);
-    corral_metric_clear(m->q_weight);
+    corral_metric_t *qg[] = {m->q_alloc, m->q_des, m->q_cap, m->q_weight};
+    for (size_t i = 0; i < 4; i++)
+        corral_metric_refill_begin(qg[i]);
     corral_engine_each_queue(s->e, queue_gauges, m);
+    for (size_t i = 0; i < 4; i++)
+        corral_metric_refill_end(qg[i]);
     corral_engine_totals_t tot;
     corral_engine_totals(s->e, &tot);
     corral_metric_set(m->gpus, no_labels, (double)tot.gpu_milli_capacity / 1000.0);

@@ -99,6 +99,35 @@ Test(metrics, series_are_bounded_and_clear_empties_a_family)
     corral_metrics_free(m);
 }
 
+/* A refill keeps every series visible until end, then drops those not set. */
+Test(metrics, refill_replaces_a_snapshot_without_a_gap)
+{
+    corral_metrics_t *m = corral_metrics_new();
+    corral_metric_t *g =
+        corral_metrics_gauge(m, "corral_pending", "Pending.", (const char *const[]){"queue", NULL});
+    corral_metric_set(g, (const char *const[]){"a"}, 1);
+    corral_metric_set(g, (const char *const[]){"b"}, 2);
+    corral_metric_set(g, (const char *const[]){"c"}, 3);
+    corral_metric_refill_begin(g);
+    corral_metric_set(g, (const char *const[]){"c"}, 30);
+    double v = 0;
+    cr_assert(corral_metric_get(g, (const char *const[]){"a"}, &v), "a stays during a refill");
+    corral_metric_set(g, (const char *const[]){"d"}, 4);
+    corral_metric_refill_end(g);
+    cr_assert_not(corral_metric_get(g, (const char *const[]){"a"}, &v));
+    cr_assert_not(corral_metric_get(g, (const char *const[]){"b"}, &v));
+    cr_assert(corral_metric_get(g, (const char *const[]){"c"}, &v) && v == 30);
+    cr_assert(corral_metric_get(g, (const char *const[]){"d"}, &v) && v == 4);
+    char *t = render(m);
+    cr_assert(strstr(t, "corral_pending{queue=\"c\"} 30\ncorral_pending{queue=\"d\"} 4\n"), "%s",
+              t);
+    corral_free(t);
+    corral_metric_set(g, (const char *const[]){"e"}, 5); /* found by the new index */
+    corral_metric_set(g, (const char *const[]){"d"}, 40);
+    cr_assert(corral_metric_get(g, (const char *const[]){"d"}, &v) && v == 40);
+    corral_metrics_free(m);
+}
+
 static void collect(corral_metrics_t *m, void *arg)
 {
     (void)m;
