@@ -118,6 +118,10 @@ static void make_families(smetrics_t *m)
                                         "Evictions decided to make room for a higher-priority "
                                         "job of the same queue.",
                                         NULL);
+    m->oldest = corral_metrics_gauge(
+        r, "corral_scheduler_pending_pod_oldest_seconds",
+        "Age (since creation) of the oldest pod of the queue this scheduler has pending.",
+        (const char *const[]){"queue", NULL});
     m->reclaim = corral_metrics_counter(
         r, "corral_scheduler_reclaims_total",
         "Evictions decided to give a queue back resources other queues borrowed.", NULL);
@@ -212,6 +216,7 @@ void corral__sm_bound(sched_t *s, const sentry_t *p)
 
 typedef struct qrow {
     const char *queue;
+    int64_t oldest_us; /* creation of its oldest pending pod, 0: unknown */
     uint32_t n[NCAT];
 } qrow_t;
 
@@ -221,6 +226,7 @@ typedef struct tally {
     size_t nrows, cap;
     const char *last_reason; /* reasons are interned: runs of pods share one */
     size_t last_cat;
+    sched_t *s; /* the pods' creation times */
 } tally_t;
 
 static void count_pending(const corral_pod_view_t *v, void *ctx)
@@ -240,6 +246,12 @@ static void count_pending(const corral_pod_view_t *v, void *ctx)
         t->last_cat = category_index(v->reason);
     }
     t->rows[id].n[t->last_cat]++;
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", v->ns, v->name);
+    const sentry_t *pe = corral__st_get(&t->s->pods, key, false);
+    int64_t c = pe && pe->ev && pe->ev->obj ? pe->ev->obj->meta.creation_us : 0;
+    if (c > 0 && (!t->rows[id].oldest_us || c < t->rows[id].oldest_us))
+        t->rows[id].oldest_us = c;
 }
 
 /* A resource amount in the metric's unit: cores, GPUs, bytes or a count. */
@@ -275,7 +287,18 @@ static void snapshot(sched_t *s)
     tally_t t;
     memset(&t, 0, sizeof(t));
     corral_hmap_init(&t.by_queue);
+    t.s = s;
     corral_engine_each_pending(s->e, count_pending, &t);
+    int64_t now_us = corral__now_ms() * 1000;
+    corral_metric_refill_begin(m->oldest);
+    for (size_t i = 0; i < t.nrows; i++) {
+        const char *l[] = {t.rows[i].queue};
+        if (t.rows[i].oldest_us > 0)
+            corral_metric_set(
+                m->oldest, l,
+                (double)(now_us > t.rows[i].oldest_us ? now_us - t.rows[i].oldest_us : 0) / 1e6);
+    }
+    corral_metric_refill_end(m->oldest);
     corral_metric_refill_begin(m->pending);
     for (size_t i = 0; i < t.nrows; i++) {
         for (size_t c = 0; c < NCAT; c++) {

@@ -90,7 +90,7 @@ typedef struct smetrics {
     corral_metrics_t *reg;
     corral_metrics_server_t *srv;
     wpool_t *pool;
-    corral_metric_t *e2e, *cycle, *pending, *q_alloc, *q_des, *q_cap, *q_weight;
+    corral_metric_t *e2e, *cycle, *pending, *oldest, *q_alloc, *q_des, *q_cap, *q_weight;
     corral_metric_t *preempt, *reclaim, *binds, *bind_fail, *evict, *evict_fail;
     corral_metric_t *ratio, *gpus, *gpus_used, *leader, *writes, *write_fail, *events;
     int64_t last_snapshot_ms;

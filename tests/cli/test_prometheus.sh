@@ -171,10 +171,12 @@ spec:
     resources: {limits: {nvidia.com/gpu: 9}}
 EOF
 wait_for "1 pending pod" is 'sum(corral_scheduler_pending_pods)' 1
+wait_for "its age" is 'count(corral_scheduler_pending_pod_oldest_seconds{queue!=""} >= 0)' 1
 is 'count(corral_scheduler_pending_pods{queue!="", reason!=""} > 0)' 1 ||
     fail "pending pods without queue and reason: $(q corral_scheduler_pending_pods)"
 K delete pod toobig hot --wait=false >/dev/null
 wait_for "no pending pod" is 'sum(corral_scheduler_pending_pods) or vector(0)' 0
+wait_for "no pending age" is 'count(corral_scheduler_pending_pod_oldest_seconds) or vector(0)' 0
 wait_for "GPU $G of $NODE back to 0" is "DCGM_FI_DEV_GPU_UTIL{$SEL}" 0
 is "count(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}) or vector(0)" 0 ||
     fail "a series still names a pod: $(q 'DCGM_FI_DEV_GPU_UTIL{pod!=""}')"
