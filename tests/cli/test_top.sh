@@ -99,6 +99,22 @@ for KUBECTL in /usr/bin/kubectl build/deps/kubernetes-client/usr/bin/kubectl; do
     expect_exit 1 "$KUBECTL" --kubeconfig "$TMP/alice.kubeconfig" top nodes
 done
 
+# The Python client reads metrics.k8s.io as scripts do (a custom object).
+find_python_client
+expect_exit 0 timeout 60 "$PYTHON" -c '
+import sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+api = client.CustomObjectsApi()
+nodes = api.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")
+n1 = [n for n in nodes["items"] if n["metadata"]["name"] == "n1"][0]
+assert n1["usage"]["cpu"].endswith("n") and n1["usage"]["memory"].endswith("Ki"), n1
+pods = api.list_namespaced_custom_object("metrics.k8s.io", "v1beta1", "default", "pods")
+p = [x for x in pods["items"] if x["metadata"]["name"] == "p"][0]
+print(n1["usage"]["cpu"], p["containers"][0]["usage"]["memory"])
+' "$TMP/admin.kubeconfig"
+expect_out "500000000n"
+
 expect_exit 0 C top nodes
 expect_out "GPU-ALLOC"
 printf '%s\n' "$OUT" | grep -Eq '^n1 +500m +12% +2048Mi +25% +8 +2$' || fail "corral top nodes: $OUT"
