@@ -5,8 +5,11 @@ It is prometheus.yml (beside this script) with the installation's addresses
 and credentials filled in:
 
   - the API server's address from DATA_DIR/endpoints.json (else from
-    DATA_DIR/kubeconfig), its CA DATA_DIR/pki/ca.crt, and a bearer token (the
-    admin's from DATA_DIR/kubeconfig unless --token-file names another one)
+    DATA_DIR/kubeconfig), its CA DATA_DIR/pki/ca.crt, and a bearer token
+    (--token-file, else the metrics reader's DATA_DIR/kubeconfigs/metrics.token
+    that `corral up` writes for the user system:corral-metrics, which may read
+    /metrics, nodes, nodes/proxy and metrics.k8s.io and nothing else; the
+    admin's from DATA_DIR/kubeconfig only for an installation without one)
     copied to a 0600 file beside the output;
   - the scheduler's and controller's metrics addresses from endpoints.json (a
     job whose address is not recorded there is left out, with a warning);
@@ -106,6 +109,9 @@ def build(args):
     endpoints = read_endpoints(args.data_dir)
     server, token = admin_credentials(args.data_dir)
     server = endpoints.get("apiserver") or server
+    reader = os.path.join(args.data_dir, "kubeconfigs", "metrics.token")
+    if not args.token_file and os.path.exists(reader):
+        args.token_file = reader
     if args.token_file:
         with open(args.token_file, encoding="utf-8") as f:
             token = f.read().strip()

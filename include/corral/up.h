@@ -119,9 +119,14 @@ typedef struct corral_up_plan {
     bool real_gpus;         /* one NVML agent instead of simulated ones */
     char **nodes;           /* agent node names (hollow ones excluded) */
     size_t nnodes;          /* how many */
-    corral_up_ident_t *ids; /* admin, scheduler, controller, then one per node (incl. hollow) */
+    corral_up_ident_t *ids; /* CORRAL_UP_ID_*, then one per node (incl. hollow) */
     size_t nids;
-    const char **extra; /* --extra-config entries (borrowed from the options) */
+#define CORRAL_UP_ID_ADMIN      0
+#define CORRAL_UP_ID_SCHEDULER  1
+#define CORRAL_UP_ID_CONTROLLER 2
+#define CORRAL_UP_ID_METRICS    3 /* system:corral-metrics: what a Prometheus needs */
+#define CORRAL_UP_ID_NODES      4 /* the first node's */
+    const char **extra;           /* --extra-config entries (borrowed from the options) */
     size_t nextra;
     corral_up_component_t *comps; /* in start order: apiserver, scheduler, controller, agents */
     size_t ncomps;

@@ -291,10 +291,12 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         p->nodes[i] = p->real_gpus ? node_name(&p->a, o->node_name)
                                    : corral_arena_printf(&p->a, "sim-node-%zu", i);
     p->nnodes = nnodes;
-    p->ids = corral_arena_alloc(&p->a, (3 + nnodes + (size_t)o->hollow_nodes) * sizeof(*p->ids));
+    p->ids = corral_arena_alloc(&p->a, (CORRAL_UP_ID_NODES + nnodes + (size_t)o->hollow_nodes) *
+                                           sizeof(*p->ids));
     add_ident(p, "admin", CORRAL_GROUP_MASTERS);
     add_ident(p, "system:kube-scheduler", "");
     add_ident(p, "system:kube-controller-manager", "");
+    add_ident(p, "system:corral-metrics", ""); /* deploy/rbac/metrics-reader.yaml */
     for (size_t i = 0; i < nnodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:%s", p->nodes[i]), "system:nodes");
     for (int i = 0; i < o->hollow_nodes; i++)

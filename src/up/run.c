@@ -108,29 +108,34 @@ static int write_creds(const corral_up_plan_t *p, const char *ca, char *err, siz
     char path[4096];
     snprintf(path, sizeof(path), "%s/kubeconfig", p->dir);
     int rc = corral_up_kubeconfig_write(path, p->server, ca, "admin", p->ids[0].token, err, errlen);
-    static const char *const names[] = {NULL, "scheduler", "controller"};
-    for (size_t i = 1; i < 3 && rc == 0; i++) {
+    static const char *const names[] = {NULL, "scheduler", "controller", "metrics"};
+    for (size_t i = 1; i < CORRAL_UP_ID_NODES && rc == 0; i++) {
         snprintf(path, sizeof(path), "%s/kubeconfigs/%s.kubeconfig", p->dir, names[i]);
         rc = corral_up_kubeconfig_write(path, p->server, ca, p->ids[i].user, p->ids[i].token, err,
                                         errlen);
     }
     for (size_t i = 0; i < p->nnodes && rc == 0; i++) {
         snprintf(path, sizeof(path), "%s/kubeconfigs/node-%s.kubeconfig", p->dir, p->nodes[i]);
-        rc = corral_up_kubeconfig_write(path, p->server, ca, p->ids[3 + i].user,
-                                        p->ids[3 + i].token, err, errlen);
+        rc = corral_up_kubeconfig_write(path, p->server, ca, p->ids[CORRAL_UP_ID_NODES + i].user,
+                                        p->ids[CORRAL_UP_ID_NODES + i].token, err, errlen);
     }
-    if (rc != 0 || p->nids == 3 + p->nnodes)
+    /* The metrics reader's bearer token alone, as Prometheus' credentials_file reads it. */
+    const corral_up_ident_t *mr = &p->ids[CORRAL_UP_ID_METRICS];
+    snprintf(path, sizeof(path), "%s/kubeconfigs/metrics.token", p->dir);
+    if (rc == 0)
+        rc = corral__up_write_file(path, mr->token, strlen(mr->token), 0600, err, errlen);
+    if (rc != 0 || p->nids == CORRAL_UP_ID_NODES + p->nnodes)
         return rc;
     snprintf(path, sizeof(path), "%s/kubeconfigs/hollow.kubeconfig", p->dir);
     /* The hollow agent's shared connection (its pod informer) is the first
      * hollow node: a node may list and watch all pods; writes for each node
      * go with that node's own token. */
-    const corral_up_ident_t *first = &p->ids[3 + p->nnodes];
+    const corral_up_ident_t *first = &p->ids[CORRAL_UP_ID_NODES + p->nnodes];
     rc = corral_up_kubeconfig_write(path, p->server, ca, first->user, first->token, err, errlen);
     corral_buf_t b;
     corral_buf_init(&b);
     /* `corral agent --token-file`: "NODE,TOKEN" lines. */
-    for (size_t i = 3 + p->nnodes; i < p->nids; i++)
+    for (size_t i = CORRAL_UP_ID_NODES + p->nnodes; i < p->nids; i++)
         corral_buf_printf(&b, "%s,%s\n", p->ids[i].user + strlen("system:node:"), p->ids[i].token);
     snprintf(path, sizeof(path), "%s/kubeconfigs/hollow-tokens.csv", p->dir);
     if (rc == 0)

@@ -71,6 +71,9 @@ wait_for "scheduler and controller in $D/endpoints.json" has_endpoints
 # --- Prometheus, configured for this corral up
 mkdir -p "$TMP/prom"
 expect_exit 0 "$PY" deploy/prometheus/corral-up-config.py --data-dir "$D" --out "$TMP/prom/prometheus.yml" --scrape-interval 1s
+# Prometheus scrapes as system:corral-metrics (deploy/rbac/metrics-reader.yaml), not as admin.
+[ "$(cat "$TMP/prom/corral-token")" = "$(cat "$D/kubeconfigs/metrics.token")" ] ||
+    fail "the generated configuration does not use the metrics reader's token"
 expect_exit 0 promtool check config "$TMP/prom/prometheus.yml"
 PPORT=$(free_port)
 PROM=http://127.0.0.1:$PPORT

@@ -284,12 +284,13 @@ Test(up, plan_simulated)
     /* Stop order: agents, then control, then the API server. */
     cr_assert_eq(p.comps[0].tier, CORRAL_UP_TIER_API);
     cr_assert_eq(p.comps[3].tier, CORRAL_UP_TIER_AGENT);
-    cr_assert_eq(p.nids, 3 + 2 + 3);
+    cr_assert_eq(p.nids, 4 + 2 + 3);
     cr_assert_str_eq(p.ids[0].groups, "system:masters");
     cr_assert_str_eq(p.ids[1].user, "system:kube-scheduler");
     cr_assert_str_eq(p.ids[2].user, "system:kube-controller-manager");
-    cr_assert_str_eq(p.ids[3].user, "system:node:sim-node-0");
-    cr_assert_str_eq(p.ids[7].user, "system:node:hollow-2");
+    cr_assert_str_eq(p.ids[3].user, "system:corral-metrics");
+    cr_assert_str_eq(p.ids[4].user, "system:node:sim-node-0");
+    cr_assert_str_eq(p.ids[8].user, "system:node:hollow-2");
     corral_up_plan_fini(&p);
 }
 
