@@ -17,6 +17,13 @@
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
 
+# Compile on every core unless the caller chose (-j N, -j1): `make test` on a
+# fresh clone builds three variants (plain, ASan/UBSan, fuzz). The test
+# suites themselves still run one after another (each is one recipe line).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
+
 CC ?= cc
 SAN ?=
 ifeq ($(origin CC),default)
