@@ -172,11 +172,17 @@ cli-tests: build/corral
 scenarios: build/corral
 	@tools/run-scenarios.sh build/test-results/scenarios build/corral tests/scenarios
 
-# The CLI tests through the ASan/UBSan binary (but the valgrind ones:
-# valgrind cannot run a sanitized binary).
+# The CLI tests through the ASan/UBSan binary, but the valgrind ones
+# (valgrind cannot run a sanitized binary) and the two that check Corral
+# against outside programs, a real Prometheus and a browser: what they drive
+# (agent metrics, the node proxy, the API server's and the scheduler's
+# /metrics, the dashboard's API calls) runs under the sanitizers in
+# test_agent_metrics, test_top, test_usage and test_e2e, and the two cost a
+# minute and a half of the 20 that `make test` may take.
+CLI_SAN_SKIP := tests/cli/test_valgrind% tests/cli/test_prometheus.sh tests/cli/test_ui.sh
 cli-san: $(B)/corral
 	@CORRAL=$(B)/corral ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  tools/run-scripts.sh build/test-results/cli-san $(filter-out tests/cli/test_valgrind%,$(wildcard tests/cli/test_*.sh))
+	  tools/run-scripts.sh build/test-results/cli-san $(filter-out $(CLI_SAN_SKIP),$(wildcard tests/cli/test_*.sh))
 
 # The same scenarios through the ASan/UBSan build of the binary.
 scenarios-san: $(B)/corral
