@@ -247,6 +247,9 @@ typedef struct corral_pod_template {
  * sum over containers and the max over init containers, plus overhead, with
  * limits standing in for absent requests (as the API server defaults them). */
 void corral_pod_requests(corral_arena_t *a, const corral_pod_spec_t *spec, corral_reslist_t *out);
+/* The GPUs a pod asks for, in thousandths of a GPU: its effective
+ * nvidia.com/gpu x 1000 plus corral.dev/gpu-milli (a share of one GPU). */
+int64_t corral_pod_gpu_milli(const corral_pod_spec_t *spec);
 
 /* --- nodes ------------------------------------------------------------------ */
 

@@ -52,16 +52,8 @@ int corral__pod_gpu_milli(const corral_obj_t *o)
 {
     if (!o || o->info->kind != CORRAL_KIND_POD || !o->u.pod)
         return 0;
-    corral_arena_t a;
-    corral_arena_init(&a);
-    corral_reslist_t req;
-    corral_pod_requests(&a, &o->u.pod->spec, &req);
-    const corral_qty_t *q = corral_reslist_get(&req, "corral.dev/gpu-milli");
-    int64_t m = 0;
-    if (!q || corral_qty_value(q, &m) != 0 || m < 1 || m > 999)
-        m = 0;
-    corral_arena_fini(&a);
-    return (int)m;
+    int64_t m = corral_pod_gpu_milli(&o->u.pod->spec);
+    return m > 0 && m < 1000 ? (int)m : 0; /* a share; whole GPUs count as 0 */
 }
 
 int corral__agent_page(void *ctx, const char *path, corral_buf_t *out, const char **ctype)

@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/kubecli.h"
+#include "corral/hmap.h"
 #include "corral/promtext.h"
 #include "corral/quantity.h"
 #include "corral/table.h"
@@ -49,17 +50,15 @@ static int64_t qty_at(const corral_val_t *v, const char *key, int scale)
     return out;
 }
 
-/* GPUs a pod asks for: the sum over its containers (limits, else requests). */
-static int64_t pod_gpus(const corral_val_t *pod)
+/* Whole GPUs a pod asks for: its effective requests, as the scheduler counts them. */
+static int64_t pod_gpus(corral_arena_t *a, corral_val_t *pod)
 {
-    const corral_val_t *cs = corral_val_dig(pod, "spec.containers");
-    int64_t n = 0;
-    for (size_t i = 0; cs && cs->kind == CORRAL_VAL_SEQ && i < cs->n; i++) {
-        const corral_val_t *res = corral_val_get(cs->items[i], "resources");
-        int64_t lim = qty_at(corral_val_get(res, "limits"), GPU_RES, 0);
-        n += lim ? lim : qty_at(corral_val_get(res, "requests"), GPU_RES, 0);
-    }
-    return n;
+    corral_diag_t d;
+    corral_diag_init(&d);
+    corral_obj_t *o = NULL;
+    corral_obj_decode(a, pod, NULL, &d, &o);
+    corral_diag_fini(&d);
+    return o && o->u.pod ? corral_pod_gpu_milli(&o->u.pod->spec) / 1000 : 0;
 }
 
 static bool pod_active(const corral_val_t *pod)
@@ -74,16 +73,33 @@ static const corral_val_t *items_of(const corral_val_t *list)
     return it && it->kind == CORRAL_VAL_SEQ ? it : NULL;
 }
 
-static const corral_val_t *find_named(const corral_val_t *items, const char *ns, const char *name)
+/* The key of an object of a list: "NS/NAME", or "NAME" when ns is NULL. */
+static const char *key_of(corral_arena_t *a, const char *ns, const char *name)
 {
+    return ns ? corral_arena_printf(a, "%s/%s", ns, name ? name : "")
+              : corral_arena_strdup(a, name ? name : "");
+}
+
+/* Index a list's items by key_of (namespaced: with their namespace), so that
+ * joining two lists is one pass over each, not one over the other per item. */
+static void index_items(corral_arena_t *a, const corral_val_t *items, bool namespaced,
+                        corral_hmap_t *idx)
+{
+    corral_hmap_init(idx);
     for (size_t i = 0; items && i < items->n; i++) {
         const corral_val_t *md = corral_val_get(items->items[i], "metadata");
-        const char *n = corral_val_get_str(md, "name");
-        const char *s = corral_val_get_str(md, "namespace");
-        if (n && !strcmp(n, name) && (!ns || (s && !strcmp(s, ns))))
-            return items->items[i];
+        const char *ns = namespaced ? corral_val_get_str(md, "namespace") : NULL;
+        corral_hmap_put(
+            idx, key_of(a, namespaced ? (ns ? ns : "") : NULL, corral_val_get_str(md, "name")),
+            (uint32_t)i);
     }
-    return NULL;
+}
+
+static corral_val_t *find_named(corral_arena_t *a, const corral_hmap_t *idx,
+                                const corral_val_t *items, const char *ns, const char *name)
+{
+    uint32_t i;
+    return items && corral_hmap_get(idx, key_of(a, ns, name), &i) ? items->items[i] : NULL;
 }
 
 static const char *sel_query(corral_arena_t *a, const char *sel)
@@ -123,20 +139,27 @@ static int top_nodes(corral__cli_t *k, corral_arena_t *a, const char *name, cons
     static const char *const hdr[] = {"NAME",    "CPU(cores)", "CPU%",     "MEMORY(bytes)",
                                       "MEMORY%", "GPUS",       "GPU-ALLOC"};
     const char **rows = corral_arena_alloc(a, mi->n * 7 * sizeof(*rows));
+    /* GPUs held on each node of the metrics: one pass over the pods. */
+    corral_hmap_t rowof, nodeidx;
+    index_items(a, mi, false, &rowof);
+    index_items(a, items_of(nodes), false, &nodeidx);
+    int64_t *held = corral_arena_alloc(a, mi->n * sizeof(*held));
+    memset(held, 0, mi->n * sizeof(*held));
     const corral_val_t *pi = items_of(pods);
+    for (size_t j = 0; pi && j < pi->n; j++) {
+        const char *on = corral_val_get_str(corral_val_get(pi->items[j], "spec"), "nodeName");
+        uint32_t row;
+        if (on && corral_hmap_get(&rowof, on, &row) && pod_active(pi->items[j]))
+            held[row] += pod_gpus(a, pi->items[j]);
+    }
     for (size_t i = 0; i < mi->n; i++) {
         const char *n = corral_val_get_str(corral_val_get(mi->items[i], "metadata"), "name");
         const corral_val_t *u = corral_val_get(mi->items[i], "usage");
         int64_t cpu_m = qty_at(u, "cpu", 3), mem = qty_at(u, "memory", 0);
-        const corral_val_t *node = find_named(items_of(nodes), NULL, n ? n : "");
+        const corral_val_t *node = find_named(a, &nodeidx, items_of(nodes), NULL, n);
         const corral_val_t *alloc = corral_val_dig(node, "status.allocatable");
         int64_t acpu = qty_at(alloc, "cpu", 3), amem = qty_at(alloc, "memory", 0);
-        int64_t gpus = qty_at(alloc, GPU_RES, 0), used = 0;
-        for (size_t j = 0; pi && j < pi->n; j++) {
-            const char *on = corral_val_get_str(corral_val_get(pi->items[j], "spec"), "nodeName");
-            if (on && n && !strcmp(on, n) && pod_active(pi->items[j]))
-                used += pod_gpus(pi->items[j]);
-        }
+        int64_t gpus = qty_at(alloc, GPU_RES, 0), used = held[i];
         const char **r = rows + i * 7;
         r[0] = n ? n : "";
         r[1] = corral_arena_printf(a, "%lldm", (long long)cpu_m);
@@ -148,6 +171,8 @@ static int top_nodes(corral__cli_t *k, corral_arena_t *a, const char *name, cons
         r[6] = corral_arena_printf(a, "%lld", (long long)used);
     }
     corral_table_print(stdout, hdr, rows, mi->n, 7);
+    corral_hmap_fini(&rowof);
+    corral_hmap_fini(&nodeidx);
     return CORRAL_EXIT_OK;
 }
 
@@ -176,6 +201,8 @@ static int top_pods(corral__cli_t *k, corral_arena_t *a, const char *name, const
     static const char *const hdr_all[] = {"NAMESPACE", "NAME", "CPU(cores)", "MEMORY(bytes)",
                                           "GPUS"};
     const char **rows = corral_arena_alloc(a, mi->n * nc * sizeof(*rows));
+    corral_hmap_t podidx;
+    index_items(a, items_of(pods), true, &podidx);
     for (size_t i = 0; i < mi->n; i++) {
         const corral_val_t *md = corral_val_get(mi->items[i], "metadata");
         const char *n = corral_val_get_str(md, "name"), *ns = corral_val_get_str(md, "namespace");
@@ -186,7 +213,7 @@ static int top_pods(corral__cli_t *k, corral_arena_t *a, const char *name, const
             cpu_m += qty_at(u, "cpu", 3);
             mem += qty_at(u, "memory", 0);
         }
-        const corral_val_t *pod = find_named(items_of(pods), ns, n ? n : "");
+        corral_val_t *pod = find_named(a, &podidx, items_of(pods), ns ? ns : "", n);
         const char **r = rows + i * nc;
         size_t c = 0;
         if (all)
@@ -194,8 +221,9 @@ static int top_pods(corral__cli_t *k, corral_arena_t *a, const char *name, const
         r[c++] = n ? n : "";
         r[c++] = corral_arena_printf(a, "%lldm", (long long)cpu_m);
         r[c++] = corral_arena_printf(a, "%lldMi", (long long)(mem >> 20));
-        r[c++] = corral_arena_printf(a, "%lld", (long long)(pod ? pod_gpus(pod) : 0));
+        r[c++] = corral_arena_printf(a, "%lld", (long long)(pod ? pod_gpus(a, pod) : 0));
     }
+    corral_hmap_fini(&podidx);
     corral_table_print(stdout, all ? hdr_all : hdr_all + 1, rows, mi->n, nc);
     return CORRAL_EXIT_OK;
 }

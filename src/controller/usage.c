@@ -58,25 +58,6 @@ static void put_time(corral_buf_t *b, const char *key, int64_t us)
     corral_buf_printf(b, ",\"%s\":\"%s\"", key, ts);
 }
 
-/* GPUs the pod asks for: nvidia.com/gpu, plus corral.dev/gpu-milli shares. */
-static double pod_gpus(const corral_obj_t *pod)
-{
-    corral_arena_t a;
-    corral_arena_init(&a);
-    corral_reslist_t req;
-    corral_pod_requests(&a, &pod->u.pod->spec, &req);
-    double g = 0;
-    const corral_qty_t *q1 = corral_reslist_get(&req, "nvidia.com/gpu");
-    const corral_qty_t *q2 = corral_reslist_get(&req, "corral.dev/gpu-milli");
-    int64_t m = 0;
-    if (q1 && corral_qty_milli(q1, &m) == 0)
-        g += (double)m / 1000.0;
-    if (q2 && corral_qty_value(q2, &m) == 0)
-        g += (double)m / 1000.0;
-    corral_arena_fini(&a);
-    return g;
-}
-
 static int64_t scheduled_us(const corral_pod_t *p)
 {
     for (size_t i = 0; i < p->status.conditions.n; i++) {
@@ -133,7 +114,7 @@ void corral__usage_build(const corral_obj_t *pod, const char *queue, const char 
     if (fin <= 0) /* no container says: the deletion, else when we saw it end */
         fin = deleted && pod->meta.deletion_us > 0 ? pod->meta.deletion_us : now_us;
     int64_t created = pod->meta.creation_us, sched = scheduled_us(p), start = p->status.start_us;
-    double gpus = pod_gpus(pod);
+    double gpus = (double)corral_pod_gpu_milli(&pod->u.pod->spec) / 1000.0;
     double wait = secs(created, start > 0 ? start : (sched > 0 ? sched : fin));
     double run = secs(start, fin);
     corral_buf_puts(out, "{\"apiVersion\":\"corral.dev/v1\",\"kind\":\"UsageRecord\","

@@ -522,6 +522,23 @@ void corral_pod_requests(corral_arena_t *a, const corral_pod_spec_t *spec, corra
         res_add(a, out, &cap, spec->overhead.items[i].name, &spec->overhead.items[i].qty, false);
 }
 
+int64_t corral_pod_gpu_milli(const corral_pod_spec_t *spec)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_reslist_t req;
+    corral_pod_requests(&a, spec, &req);
+    const corral_qty_t *whole = corral_reslist_get(&req, RES_GPU);
+    const corral_qty_t *share = corral_reslist_get(&req, RES_GPU_MILLI);
+    int64_t g = 0, m = 0;
+    if (whole && corral_qty_milli(whole, &g) != 0)
+        g = 0;
+    if (share && corral_qty_value(share, &m) == 0 && m > 0)
+        g += m;
+    corral_arena_fini(&a);
+    return g;
+}
+
 const corral_qty_t *corral_reslist_get(const corral_reslist_t *l, const char *name)
 {
     for (size_t i = 0; i < l->n; i++) {
