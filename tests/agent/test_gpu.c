@@ -13,6 +13,7 @@
 
 #include "corral/gpu.h"
 #include "corral/model.h"
+#include "agent_test.h"
 
 static corral_gpu_inventory_t inv;
 static char err[2048];
@@ -472,20 +473,6 @@ Test(gpu, profile_limits_and_missing_files)
 }
 
 /* --- NVML ------------------------------------------------------------------------ */
-
-static const char *fake_nvml(const char *mode)
-{
-    static char path[PATH_MAX];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    cr_assert_gt(n, 0);
-    exe[n] = '\0';
-    snprintf(path, sizeof(path), "%s/fake_nvml.so", dirname(exe));
-    cr_assert_eq(access(path, R_OK), 0, "%s is built by make with the unit tests", path);
-    setenv("CORRAL_NVML_LIB", path, 1);
-    setenv("FAKE_NVML_MODE", mode, 1);
-    return path;
-}
 
 Test(gpu, nvml_absent_gives_clear_error)
 {

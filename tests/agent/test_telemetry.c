@@ -16,6 +16,7 @@
 #include "agent/agent_int.h"
 #include "agent/telemetry.h"
 #include "corral/json.h"
+#include "agent_test.h"
 
 #define S(x) ((int64_t)(x)*1000000)
 #define T0   S(1700000000)
@@ -158,21 +159,6 @@ Test(telemetry, sim_is_a_function_of_inputs_and_clock)
 }
 
 /* --- NVML through the fake library ----------------------------------------------------------- */
-
-static void fake_nvml(const char *mode)
-{
-    static char path[PATH_MAX];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    cr_assert_gt(n, 0);
-    exe[n] = '\0';
-    snprintf(path, sizeof(path), "%s/fake_nvml.so", dirname(exe));
-    cr_assert_eq(access(path, R_OK), 0, "%s is built by make with the unit tests", path);
-    setenv("CORRAL_NVML_LIB", path, 1);
-    setenv("FAKE_NVML_MODE", mode, 1);
-    unsetenv("FAKE_NVML_XID");
-    unsetenv("FAKE_NVML_LOST");
-}
 
 static corral__telem_t *nvml(const char *mode)
 {
