@@ -31,6 +31,15 @@ finish() {
     exit 0
 }
 
+# until_ok SECONDS CMD...: run CMD (output discarded) every 0.2 s until it
+# succeeds; 1 when it has not within SECONDS.
+until_ok() {
+    local n=$(($1 * 5))
+    shift
+    for _ in $(seq 1 "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    return 1
+}
+
 # free_port: a TCP port free on 127.0.0.1 now.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -38,12 +38,7 @@ jp() { K get "$1" "$2" -o jsonpath="$3" 2>/dev/null; }
 wait_for() {
     local desc=$1
     shift
-    for _ in $(seq 1 $((W * 5))); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.2
-    done
-    fail "timed out waiting for: $desc"
-    return 1
+    until_ok "$W" "$@" || { fail "timed out waiting for: $desc"; return 1; }
 }
 
 phase_is() { [ "$(jp pod "$1" '{.status.phase}')" = "$2" ]; }

@@ -45,12 +45,7 @@ jp() { K get "$1" "$2" -o jsonpath="$3" 2>/dev/null; }
 wait_for() {
     local desc=$1
     shift
-    for _ in $(seq 1 $((W * 4))); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.25
-    done
-    fail "timed out waiting for: $desc"
-    return 1
+    until_ok "$W" "$@" || { fail "timed out waiting for: $desc"; return 1; }
 }
 
 up_start "$W" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 2 --stop-timeout 5 \

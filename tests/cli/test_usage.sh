@@ -35,12 +35,6 @@ CTRL=$(ep controller)
 [ "$(ep apiserver)" = "https://127.0.0.1:$PORT" ] || fail "endpoints.json apiserver: $(ep apiserver)"
 
 # until SECONDS CMD...: retry CMD every 0.2 s until it succeeds.
-until_ok() {
-    local n=$(($1 * 5))
-    shift
-    for _ in $(seq 1 "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    return 1
-}
 metric() { curl -sf "$1/metrics" | grep -F -- "$2"; }
 
 for u in "$SCHED" "$CTRL"; do
