@@ -93,9 +93,18 @@ typedef struct inf_spec {
     const char *ns;
 } inf_spec_t;
 
+/* The last four for the model cache's status (modelcache.c). */
 static const inf_spec_t informers[CORRAL__NINF] = {
-    {CORRAL_KIND_VCJOB, NULL}, {CORRAL_KIND_POD, NULL},  {CORRAL_KIND_PODGROUP, NULL},
-    {CORRAL_KIND_QUEUE, NULL}, {CORRAL_KIND_NODE, NULL}, {CORRAL_KIND_LEASE, "kube-node-lease"},
+    {CORRAL_KIND_VCJOB, NULL},
+    {CORRAL_KIND_POD, NULL},
+    {CORRAL_KIND_PODGROUP, NULL},
+    {CORRAL_KIND_QUEUE, NULL},
+    {CORRAL_KIND_NODE, NULL},
+    {CORRAL_KIND_LEASE, "kube-node-lease"},
+    {CORRAL_KIND_LOCALMODELCACHE, NULL},
+    {CORRAL_KIND_LOCALMODELNODEGROUP, NULL},
+    {CORRAL_KIND_LOCALMODELNODE, NULL},
+    {CORRAL_KIND_ISVC, NULL},
 };
 
 int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
@@ -198,10 +207,10 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
     if (ev->type == CORRAL_WATCH_SYNCED) {
         /* By the kinds whose SYNCED came: an informer may queue it before
          * corral_informer_synced says so. */
-        c->synced_kinds |= 1u << ev->kind;
+        c->synced_kinds |= UINT64_C(1) << ev->kind;
         bool all = true;
         for (size_t i = 0; i < CORRAL__NINF; i++)
-            all = all && (c->synced_kinds & (1u << informers[i].kind));
+            all = all && (c->synced_kinds & (UINT64_C(1) << informers[i].kind));
         if (all && !c->synced) {
             c->synced = true;
             corral__ctl_log(c, "caches synced");
