@@ -21,30 +21,6 @@ trap cleanup EXIT
 KS=/apis/serving.kserve.io/v1alpha1
 CACHE=$KS/localmodelcaches/llama
 
-# jv PATH EXPR: GET PATH and print the Python expression EXPR of the object o.
-jv() {
-    call GET "$1"
-    [ "$CODE" = 200 ] || {
-        echo "<HTTP $CODE>"
-        return
-    }
-    printf '%s' "$BODY" | $PY -c "import json,sys
-o=json.load(sys.stdin)
-try: print($2)
-except Exception as e: print('<%s>' % e)"
-}
-
-wait_for() { # wait_for WHAT PATH EXPR WANT (10 s)
-    local what=$1 path=$2 expr=$3 want=$4 got=""
-    for _ in $(seq 1 100); do
-        got=$(jv "$path" "$expr")
-        [ "$got" = "$want" ] && return 0
-        sleep 0.1
-    done
-    fail "$what: got '$got', want '$want'"
-    return 1
-}
-
 node() { # node NAME READY
     expect_call 201 POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
       \"metadata\":{\"name\":\"$1\",\"labels\":{\"gpu\":\"true\"}},
