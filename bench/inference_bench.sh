@@ -14,7 +14,10 @@
 #     zero to first byte, and the agent's corral.dev/model-fetch, for a
 #     service pinned to the node that caches the model and for one pinned to
 #     a node that must fetch it (MODEL_MIB of files).
-# usage: bench/inference_bench.sh   (env: CORRAL, N=1000, C=20, MODEL_MIB=512, W=60)
+# Before those (and without the rest of issue 13): the stand-in alone, S
+# concurrent streams of 50 tokens at 20 ms per token: answered, its CPU
+# time and memory before and after.
+# usage: bench/inference_bench.sh   (env: CORRAL, N=1000, C=20, MODEL_MIB=512, W=60, S=500)
 set -u
 cd "$(dirname "$0")/.."
 CORRAL=${CORRAL:-build/corral}
@@ -22,6 +25,26 @@ N=${N:-1000}
 CONC=${C:-20}
 MODEL_MIB=${MODEL_MIB:-512}
 W=${W:-60}
+S=${S:-500}
+
+# --- the stand-in alone ------------------------------------------------------------------------
+SPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$CORRAL" standin-llm --port "$SPORT" --token-ms 20 --max-num-seqs "$S" --quiet &
+SPID=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$SPORT/health" >/dev/null && break; sleep 0.1; done
+cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$SPID/stat"; }
+rss() { awk '/VmRSS/ {printf "%.1f MiB", $2 / 1024}' "/proc/$SPID/status"; }
+echo "== the stand-in alone: $S concurrent streams of 50 tokens, 20 ms per token"
+cpu0=$(cpu) rss0=$(rss)
+res=$(python3 tests/cli/infer_client.py burst "http://127.0.0.1:$SPORT/v1/completions" "$S" "$S" \
+    --stream --max-tokens 50 --timeout 120)
+cpu1=$(cpu)
+python3 tests/cli/infer_client.py burst "http://127.0.0.1:$SPORT/v1/completions" 2000 50 --max-tokens 1 >/dev/null
+echo "  $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"], "answered,", d["failed"], "failed; first token p50 %.0f ms, p99 %.0f ms" % (d["ttfb_ms"]["p50"], d["ttfb_ms"]["p99"]))' "$res")"
+echo "  server CPU $(python3 -c "print('%.2f' % ($cpu1 - $cpu0))") s for the $((S * 50)) tokens; RSS $rss0 before, $(rss) after 2,000 more requests"
+kill -TERM "$SPID"
+wait "$SPID"
+
 if ! "$CORRAL" router --help >/dev/null 2>&1; then
     echo "inference_bench: no \`corral router\` in $CORRAL (needs the whole of issue 13)"
     exit 77
