@@ -61,7 +61,6 @@ RPORT=$(port)
     --extra-config controller.autoscaler-panic-window=1s \
     --extra-config controller.scale-to-zero-grace=2s \
     --extra-config controller.autoscaler-tick=500ms \
-    --extra-config controller.router-url="http://127.0.0.1:$RPORT" \
     --stop-timeout 5 >"$TMP/up.out" 2>&1 &
 UP_PID=$!
 for _ in $(seq 1 $((W * 10))); do grep -q "Corral is up" "$TMP/up.out" && break; sleep 0.1; done

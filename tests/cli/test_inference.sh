@@ -60,7 +60,6 @@ up_start "$W" --data-dir "$D" --listen "127.0.0.1:$PORT" --sim-nodes 2 \
     --extra-config controller.autoscaler-panic-window=1s \
     --extra-config controller.scale-to-zero-grace=2s \
     --extra-config controller.autoscaler-tick=500ms \
-    --extra-config controller.router-url="http://127.0.0.1:$RPORT" \
     --stop-timeout 5 --ready-timeout "$W" || { fail "corral up did not come up"; finish; }
 ROUTER=$(jq_ 'd["router"]' <"$D/endpoints.json")
 [ "$ROUTER" = "http://127.0.0.1:$RPORT" ] || fail "endpoints.json router: $ROUTER"
