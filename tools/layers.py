@@ -25,6 +25,7 @@ ALLOWED = {
     "controller": {"common", "model", "client"},
     "agent": {"common", "model", "client"},
     "up": {"common", "model", "client", "agent"},
+    "standin": {"common"},
     "cli": None,  # the commands: may use every module
 }
 

@@ -31,6 +31,8 @@ static const command_t commands[] = {
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
     {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},
     {"scheduler", corral_cmd_scheduler, "schedule pods through an API server (the live engine)"},
+    {"standin-llm", corral_cmd_standin,
+     "a stand-in LLM server for tests and demos (OpenAI API, vLLM metrics): not vLLM"},
     {"report", corral_cmd_report, "GPU accounting: `report usage` from UsageRecords (sacct-like)"},
 };
 
@@ -39,8 +41,8 @@ static void usage(FILE *fp)
     fprintf(fp, "usage: corral <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (commands[i].summary)
-            fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(fp, "  %-10s %s\n", "version", "print the version");
+            fprintf(fp, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "  %-11s %s\n", "version", "print the version");
     fprintf(fp, "\nRun 'corral <command> --help' for a command's options.\n");
 }
 
