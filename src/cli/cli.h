@@ -41,5 +41,7 @@ int corral_cmd_controller(int argc, char **argv);
 /* The whole platform on this machine (src/cli/up.c, src/up). */
 int corral_cmd_up(int argc, char **argv);
 int corral_cmd_scheduler(int argc, char **argv);
+/* The inference router (src/router). */
+int corral_cmd_router(int argc, char **argv);
 
 #endif

@@ -31,6 +31,8 @@ static const command_t commands[] = {
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
     {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},
     {"scheduler", corral_cmd_scheduler, "schedule pods through an API server (the live engine)"},
+    {"router", corral_cmd_router,
+     "the inference router: HTTP proxy to InferenceServices (split, tags, scale from zero)"},
     {"report", corral_cmd_report, "GPU accounting: `report usage` from UsageRecords (sacct-like)"},
 };
 
