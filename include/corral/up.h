@@ -134,7 +134,8 @@ typedef struct corral_up_plan {
 #define CORRAL_UP_ID_NODES      5 /* the first node's */
     const char **extra;           /* --extra-config entries (borrowed from the options) */
     size_t nextra;
-    corral_up_component_t *comps; /* in start order: apiserver, scheduler, controller, router, agents */
+    corral_up_component_t
+        *comps; /* in start order: apiserver, scheduler, controller, router, agents */
     size_t ncomps;
     char *scheduler_metrics;  /* http://127.0.0.1:PORT of the scheduler's /metrics */
     char *controller_metrics; /* and of the controller's */

@@ -99,8 +99,7 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_router_opts_t *
             ok = corral__flag_duration("router", "header-timeout", optarg, &o->header_timeout_ns);
             break;
         case OPT_CONNECT:
-            ok = corral__flag_duration("router", "connect-timeout", optarg,
-                                       &o->connect_timeout_ns);
+            ok = corral__flag_duration("router", "connect-timeout", optarg, &o->connect_timeout_ns);
             break;
         case OPT_PROBE:
             ok = corral__flag_duration("router", "probe-period", optarg, &o->probe_period_ns);

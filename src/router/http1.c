@@ -258,7 +258,7 @@ enum {
 };
 
 #define CH_MAX_LINE    4096
-#define CH_MAX_TRAILER (64 * 1024)
+#define CH_MAX_TRAILER ((uint32_t)64 << 10)
 
 bool corral__chunked_done(const corral__chunked_t *c)
 {
@@ -289,12 +289,10 @@ ssize_t corral__chunked_feed(corral__chunked_t *c, const char *p, size_t n, corr
                 if (++c->digits > 15)
                     return -1;
                 c->remain = c->remain * 16 + (uint64_t)v;
-            } else if (c->digits == 0) {
-                return -1;
-            } else if (ch == ';' || ch == ' ' || ch == '\t') {
+            } else if (c->digits > 0 && (ch == ';' || ch == ' ' || ch == '\t')) {
                 c->state = CH_EXT;
                 c->linelen = 0;
-            } else if (ch == '\r') {
+            } else if (c->digits > 0 && ch == '\r') {
                 c->state = CH_SIZE_LF;
             } else {
                 return -1;
@@ -333,18 +331,6 @@ ssize_t corral__chunked_feed(corral__chunked_t *c, const char *p, size_t n, corr
                 c->state = CH_DATA_CR;
             break;
         }
-        case CH_DATA_CR:
-            if (ch != '\r')
-                return -1;
-            c->state = CH_DATA_LF;
-            i++;
-            break;
-        case CH_DATA_LF:
-            if (ch != '\n')
-                return -1;
-            c->state = CH_SIZE;
-            i++;
-            break;
         case CH_TRAILER:
             if (ch == '\r') {
                 c->state = CH_FINAL_LF;
@@ -364,20 +350,24 @@ ssize_t corral__chunked_feed(corral__chunked_t *c, const char *p, size_t n, corr
                 return -1;
             i++;
             break;
-        case CH_TRAILER_LF:
-            if (ch != '\n')
+        default: { /* one expected byte, then the next state */
+            static const struct {
+                int state;
+                char want;
+                int next;
+            } fixed[] = {{CH_DATA_CR, '\r', CH_DATA_LF},
+                         {CH_DATA_LF, '\n', CH_SIZE},
+                         {CH_TRAILER_LF, '\n', CH_TRAILER},
+                         {CH_FINAL_LF, '\n', CH_DONE}};
+            size_t k = 0;
+            while (k < sizeof(fixed) / sizeof(fixed[0]) && fixed[k].state != c->state)
+                k++;
+            if (k == sizeof(fixed) / sizeof(fixed[0]) || ch != fixed[k].want)
                 return -1;
-            c->state = CH_TRAILER;
+            c->state = fixed[k].next;
             i++;
             break;
-        case CH_FINAL_LF:
-            if (ch != '\n')
-                return -1;
-            c->state = CH_DONE;
-            i++;
-            break;
-        default:
-            return -1;
+        }
         }
     }
     return (ssize_t)i;

@@ -34,14 +34,14 @@
 #include "corral/http.h"
 #include "router/router_loop.h"
 
-#define IN_INIT      (16 * 1024)
-#define IN_MAX       (CORRAL__HTTP_MAX_HEAD + 16 * 1024)
-#define OUT_HIGH     (256 * 1024) /* stop reading the other side above this */
-#define BODY_CHUNK   (64 * 1024)  /* request body bytes queued to a backend at most */
-#define MAX_TRIES    3
-#define MAX_PODS     512 /* pods of one revision considered per pick */
-#define SWEEP_NS     (100 * 1000000LL)
-#define DOWN_NS      (1000 * 1000000LL)
+#define IN_INIT    ((size_t)16 << 10)
+#define IN_MAX     (CORRAL__HTTP_MAX_HEAD + ((size_t)16 << 10))
+#define OUT_HIGH   ((size_t)256 << 10) /* stop reading the other side above this */
+#define BODY_CHUNK ((size_t)64 << 10)  /* request body bytes queued to a backend at most */
+#define MAX_TRIES  3
+#define MAX_PODS   512 /* pods of one revision considered per pick */
+#define SWEEP_NS   (100LL * 1000000LL)
+#define DOWN_NS    (1000LL * 1000000LL)
 
 enum { EV_LISTEN = 1, EV_WAKE, EV_CLIENT, EV_BACKEND };
 
@@ -63,22 +63,14 @@ struct corral__cconn {
     corral_buf_t out;
     size_t out_off;
     int state;
-    bool eof;        /* the client sent FIN */
-    bool busy, again; /* inside client_process / it must run again */
-    bool head_started;
-    bool inflight; /* counted in its revision's in-flight */
     corral_buf_t carry; /* request bytes taken but never written, for a retry */
-    bool keep_alive; /* after the current request */
     char peer[64];
     int64_t deadline_ns;
     /* the current request */
     corral_buf_t head_out; /* the head as sent to the backend */
     int minor;
-    bool is_head, idempotent, has_body;
     int64_t body_left; /* Content-Length bytes not yet queued */
-    bool body_chunked;
     corral__chunked_t bch;
-    bool body_done;
     corral__rev_st_t *rev;
     corral__pod_st_t *pod;
     corral__bconn_t *b;
@@ -90,10 +82,18 @@ struct corral__cconn {
     /* the response */
     int rstate;
     int status;
-    bool resp_started; /* a byte of a response came */
     int64_t resp_left;
-    bool resp_chunked, resp_until_close, dechunk;
     corral__chunked_t rch;
+    bool eof;         /* the client sent FIN */
+    bool busy, again; /* inside client_process / it must run again */
+    bool head_started;
+    bool inflight;   /* counted in its revision's in-flight */
+    bool keep_alive; /* after the current request */
+    bool is_head, idempotent, has_body;
+    bool body_chunked;
+    bool body_done;
+    bool resp_started; /* a byte of a response came */
+    bool resp_chunked, resp_until_close, dechunk;
 };
 
 struct corral__bconn {
@@ -198,9 +198,14 @@ static void rev_code(corral_router_t *r, corral__rev_st_t *rs, int code)
 
 static void unrouted(corral_router_t *r, int code)
 {
-    int i = code == 400 ? 0 : code == 404 ? 1 : code == 408 ? 2
-            : (code == 413 || code == 414 || code == 431) ? 3
-            : (code == 501 || code == 505) ? 4 : 5;
+    static const int codes[] = {400, 404, 408, 431, 501};
+    size_t i = 0;
+    while (i < CORRAL_ARRAY_LEN(codes) && codes[i] != code)
+        i++;
+    if (code == 413 || code == 414)
+        i = 3;
+    else if (code == 505)
+        i = 4;
     pthread_mutex_lock(&r->smu);
     r->unrouted[i]++;
     pthread_mutex_unlock(&r->smu);
@@ -221,7 +226,8 @@ static corral__rev_st_t *rev_get(corral_router_t *r, const corral__rt_svc_t *s,
     rs->rev = corral_strdup(rv->name);
     rs->conc_last_ns = corral__now_ns();
     pthread_mutex_lock(&r->smu);
-    corral_grow((void **)&r->revs, &r->caprevs, r->nrevs + 1, sizeof(*r->revs));
+    corral_grow((void **)&r->revs, &r->caprevs, r->nrevs + 1,
+                sizeof(*r->revs)); /* NOLINT(bugprone-sizeof-expression): pointers */
     r->revs[r->nrevs] = rs;
     corral_hmap_put(&r->rev_ix, rs->key, (uint32_t)r->nrevs);
     r->nrevs++;
@@ -291,7 +297,8 @@ static corral__pod_st_t *pod_get(corral_router_t *r, const corral__rt_pod_t *p)
     ps->name = corral_strdup(sl + 1);
     pod_set_addr(ps, p);
     pthread_mutex_lock(&r->smu);
-    corral_grow((void **)&r->pods, &r->cappods, r->npods + 1, sizeof(*r->pods));
+    corral_grow((void **)&r->pods, &r->cappods, r->npods + 1,
+                sizeof(*r->pods)); /* NOLINT(bugprone-sizeof-expression): pointers */
     r->pods[r->npods] = ps;
     corral_hmap_put(&r->pod_ix, ps->key, (uint32_t)r->npods);
     r->npods++;
@@ -475,10 +482,9 @@ static void req_next(corral_router_t *r, corral__cconn_t *c)
         client_process(r, c);
 }
 
-static void close_with_error(corral_router_t *r, corral__cconn_t *c, int code, const char *fmt,
-                             ...) CORRAL_PRINTF(4, 5);
-static void close_with_error(corral_router_t *r, corral__cconn_t *c, int code, const char *fmt,
-                             ...)
+static void close_with_error(corral_router_t *r, corral__cconn_t *c, int code, const char *fmt, ...)
+    CORRAL_PRINTF(4, 5);
+static void close_with_error(corral_router_t *r, corral__cconn_t *c, int code, const char *fmt, ...)
 {
     char msg[700];
     va_list ap;
@@ -791,9 +797,9 @@ static bool method_is(const corral__head_t *h, const char *m)
 /* Is a request header dropped on the way to the backend? */
 static bool hop_by_hop(const corral__hdr_t *f, const corral__hdr_t *conn)
 {
-    static const char *const hop[] = {"connection", "keep-alive", "proxy-connection",
-                                      "te", "upgrade", "proxy-authorization", "trailer",
-                                      "x-forwarded-host", "x-forwarded-proto"};
+    static const char *const hop[] = {"connection", "keep-alive",       "proxy-connection",
+                                      "te",         "upgrade",          "proxy-authorization",
+                                      "trailer",    "x-forwarded-host", "x-forwarded-proto"};
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(hop); i++)
         if (corral__hdr_is(f, hop[i]))
             return true;
@@ -861,6 +867,61 @@ static const corral__hdr_t *find_hdr(const corral__head_t *h, const char *name)
     return NULL;
 }
 
+/* The revision of s a request goes to: by Corral-Revision, by tag (host
+ * prefix or Knative-Serving-Tag), else the weighted split. NULL when it was
+ * answered (404, 503). */
+static const corral__rt_rev_t *pick_revision(corral_router_t *r, corral__cconn_t *c,
+                                             const corral__head_t *h, const corral__rt_svc_t *s,
+                                             const corral__route_req_t *rr, const char *ns,
+                                             const char *svc)
+{
+    const corral__rt_rev_t *rv = NULL;
+    const corral__hdr_t *revh = find_hdr(h, "corral-revision");
+    const corral__hdr_t *tagh = find_hdr(h, "knative-serving-tag");
+    if (revh) {
+        rv = corral__rt_rev_named(s, revh->val, revh->vlen);
+        if (!rv) {
+            char b[256];
+            snprintf(b, sizeof(b), "%.*s", (int)(revh->vlen < 200 ? revh->vlen : 200), revh->val);
+            close_with_error(r, c, 404, "revision %s is not in the traffic list of %s", b, svc);
+            return NULL;
+        }
+    } else if (rr->tag || tagh) {
+        const char *tg = rr->tag ? rr->tag : tagh->val;
+        size_t tl = rr->tag ? rr->taglen : tagh->vlen;
+        rv = corral__rt_tag_rev(s, tg, tl);
+        if (!rv) {
+            char b[256];
+            snprintf(b, sizeof(b), "%.*s", (int)(tl < 200 ? tl : 200), tg);
+            close_with_error(r, c, 404, "no revision tagged %s in the traffic of %s", b, svc);
+            return NULL;
+        }
+    } else if (!s->has_traffic) {
+        close_with_error(r, c, 503, "InferenceService %s/%s has no traffic in its status yet", ns,
+                         svc);
+        return NULL;
+    } else {
+        int64_t cw[64];
+        int w[64];
+        size_t n = s->nrevs < 64 ? s->nrevs : 64;
+        for (size_t i = 0; i < n; i++) {
+            corral__rev_st_t *st = s->revs[i].st;
+            cw[i] = st->cw;
+            w[i] = s->revs[i].percent;
+        }
+        int k = corral__swrr(cw, w, n);
+        for (size_t i = 0; i < n; i++)
+            ((corral__rev_st_t *)s->revs[i].st)->cw = cw[i];
+        if (k < 0) {
+            close_with_error(r, c, 503, "no revision of %s/%s has a traffic percent above 0", ns,
+                             svc);
+            return NULL;
+        }
+        rv = &s->revs[k];
+    }
+    return rv;
+}
+
 static void start_request(corral_router_t *r, corral__cconn_t *c, const corral__head_t *h)
 {
     int64_t now = corral__now_ns();
@@ -902,50 +963,9 @@ static void start_request(corral_router_t *r, corral__cconn_t *c, const corral__
         }
         return;
     }
-    const corral__rt_rev_t *rv = NULL;
-    const corral__hdr_t *revh = find_hdr(h, "corral-revision");
-    const corral__hdr_t *tagh = find_hdr(h, "knative-serving-tag");
-    if (revh) {
-        rv = corral__rt_rev_named(s, revh->val, revh->vlen);
-        if (!rv) {
-            char b[256];
-            snprintf(b, sizeof(b), "%.*s", (int)(revh->vlen < 200 ? revh->vlen : 200), revh->val);
-            close_with_error(r, c, 404, "revision %s is not in the traffic list of %s", b, svc);
-            return;
-        }
-    } else if (rr.tag || tagh) {
-        const char *tg = rr.tag ? rr.tag : tagh->val;
-        size_t tl = rr.tag ? rr.taglen : tagh->vlen;
-        rv = corral__rt_tag_rev(s, tg, tl);
-        if (!rv) {
-            char b[256];
-            snprintf(b, sizeof(b), "%.*s", (int)(tl < 200 ? tl : 200), tg);
-            close_with_error(r, c, 404, "no revision tagged %s in the traffic of %s", b, svc);
-            return;
-        }
-    } else if (!s->has_traffic) {
-        close_with_error(r, c, 503, "InferenceService %s/%s has no traffic in its status yet", ns,
-                         svc);
-        return;
-    } else {
-        int64_t cw[64];
-        int w[64];
-        size_t n = s->nrevs < 64 ? s->nrevs : 64;
-        for (size_t i = 0; i < n; i++) {
-            corral__rev_st_t *st = s->revs[i].st;
-            cw[i] = st->cw;
-            w[i] = s->revs[i].percent;
-        }
-        int k = corral__swrr(cw, w, n);
-        for (size_t i = 0; i < n; i++)
-            ((corral__rev_st_t *)s->revs[i].st)->cw = cw[i];
-        if (k < 0) {
-            close_with_error(r, c, 503, "no revision of %s/%s has a traffic percent above 0", ns,
-                             svc);
-            return;
-        }
-        rv = &s->revs[k];
-    }
+    const corral__rt_rev_t *rv = pick_revision(r, c, h, s, &rr, ns, svc);
+    if (!rv)
+        return; /* answered */
     corral__rev_st_t *rs = rv->st;
     c->rev = rs;
     build_head(c, h, rr.strip);
@@ -1158,8 +1178,8 @@ static void backend_failed(corral_router_t *r, corral__bconn_t *b, bool connect_
         return;
     }
     bool nothing_written = b->written == 0;
-    bool safe = connect_failed || nothing_written ||
-                (c->idempotent && !c->has_body && !c->resp_started);
+    bool safe =
+        connect_failed || nothing_written || (c->idempotent && !c->has_body && !c->resp_started);
     if (!c->resp_started && safe && c->tries < MAX_TRIES) {
         /* what was taken but not written moves with the request */
         corral_buf_reset(&c->carry);
@@ -1293,9 +1313,8 @@ static int response_head(corral__bconn_t *b, corral__cconn_t *c)
     corral_buf_puts(&c->out, "\r\n");
     if (!c->body_done)
         c->keep_alive = false;
-    c->rstate = nobody || (!c->resp_chunked && !c->resp_until_close && c->resp_left == 0)
-                    ? R_DONE
-                    : R_BODY;
+    c->rstate =
+        nobody || (!c->resp_chunked && !c->resp_until_close && c->resp_left == 0) ? R_DONE : R_BODY;
     return rc;
 }
 
@@ -1303,8 +1322,8 @@ static int response_head(corral__bconn_t *b, corral__cconn_t *c)
 static void response_done(corral_router_t *r, corral__bconn_t *b, corral__cconn_t *c)
 {
     c->b = NULL;
-    bool reuse = b->keep_alive && b->in_off == b->in_len && c->body_done &&
-                 b->out.len == b->out_off;
+    bool reuse =
+        b->keep_alive && b->in_off == b->in_len && c->body_done && b->out.len == b->out_off;
     if (reuse)
         bconn_park(r, b);
     else
@@ -1382,8 +1401,8 @@ static void backend_read(corral_router_t *r, corral__bconn_t *b)
         const char *p = b->in + b->in_off;
         size_t take = avail;
         if (c->resp_chunked) {
-            ssize_t k = corral__chunked_feed(&c->rch, p, avail, c->dechunk ? relay_span : NULL,
-                                             &c->out);
+            ssize_t k =
+                corral__chunked_feed(&c->rch, p, avail, c->dechunk ? relay_span : NULL, &c->out);
             if (k < 0) {
                 backend_failed(r, b, false);
                 return;
@@ -1453,6 +1472,7 @@ static void accept_all(corral_router_t *r, evh_t *le)
             return;
         }
         struct sockaddr_storage sa;
+        memset(&sa, 0, sizeof(sa));
         socklen_t len = sizeof(sa);
         int fd = accept4(r->lfd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
@@ -1472,8 +1492,7 @@ static void accept_all(corral_router_t *r, evh_t *le)
         if (sa.ss_family == AF_INET)
             inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, c->peer, sizeof(c->peer));
         else if (sa.ss_family == AF_INET6)
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, c->peer,
-                      sizeof(c->peer));
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, c->peer, sizeof(c->peer));
         c->deadline_ns = corral__now_ns() + r->o.header_timeout_ns;
         c->next = r->conns;
         if (r->conns)
@@ -1484,7 +1503,8 @@ static void accept_all(corral_router_t *r, evh_t *le)
     }
 }
 
-/* --- route tables -------------------------------------------------------------------------------- */
+/* --- route tables --------------------------------------------------------------------------------
+ */
 
 void corral__router_publish(corral_router_t *r, corral__rt_table_t *t)
 {
@@ -1565,7 +1585,8 @@ static void take_table(corral_router_t *r)
     gc(r);
 }
 
-/* --- timers -------------------------------------------------------------------------------------------- */
+/* --- timers
+ * -------------------------------------------------------------------------------------------- */
 
 static void probe_start(corral_router_t *r, corral__rev_st_t *rs, corral__pod_st_t *ps)
 {
@@ -1633,7 +1654,8 @@ static void sweep(corral_router_t *r, int64_t now)
     }
 }
 
-/* --- the loop ------------------------------------------------------------------------------------------- */
+/* --- the loop
+ * ------------------------------------------------------------------------------------------- */
 
 int corral__router_loop(corral_router_t *r)
 {

@@ -53,8 +53,10 @@ static void cache_put(cache_t *c, corral_watch_ev_t *ev)
         corral_watch_ev_free(ev);
         return;
     }
-    corral_grow((void **)&c->evs, &c->cap, c->n + 1, sizeof(*c->evs));
-    corral_grow((void **)&c->keys, &c->capk, c->n + 1, sizeof(*c->keys));
+    corral_grow((void **)&c->evs, &c->cap, c->n + 1,
+                sizeof(*c->evs)); /* NOLINT(bugprone-sizeof-expression): pointers */
+    corral_grow((void **)&c->keys, &c->capk, c->n + 1,
+                sizeof(*c->keys)); /* NOLINT(bugprone-sizeof-expression): pointers */
     c->evs[c->n] = ev;
     c->keys[c->n] = key;
     corral_hmap_put(&c->ix, key, (uint32_t)c->n);
@@ -72,8 +74,10 @@ static void cache_fini(cache_t *c)
 
 static void build_and_publish(corral_router_t *r, cache_t *isvcs, cache_t *pods)
 {
-    const corral_obj_t **io = corral_calloc(isvcs->n + 1, sizeof(*io));
-    const corral_obj_t **po = corral_calloc(pods->n + 1, sizeof(*po));
+    const corral_obj_t **io =
+        corral_calloc(isvcs->n + 1, sizeof(*io)); /* NOLINT(bugprone-sizeof-expression): pointers */
+    const corral_obj_t **po =
+        corral_calloc(pods->n + 1, sizeof(*po)); /* NOLINT(bugprone-sizeof-expression): pointers */
     for (size_t i = 0; i < isvcs->n; i++)
         io[i] = isvcs->evs[i]->obj;
     for (size_t i = 0; i < pods->n; i++)
@@ -178,9 +182,9 @@ static void metrics_init(corral_router_t *r)
         m, "corral_router_concurrency_seconds_total",
         "Integral over time of the revision's in-flight plus queued requests (request-seconds).",
         rl);
-    r->m_inflight = corral_metrics_gauge(m, "corral_router_in_flight_requests",
-                                         "Requests sent to a replica of the revision, not done.",
-                                         rl);
+    r->m_inflight =
+        corral_metrics_gauge(m, "corral_router_in_flight_requests",
+                             "Requests sent to a replica of the revision, not done.", rl);
     r->m_queued = corral_metrics_gauge(m, "corral_router_queued_requests",
                                        "Requests waiting for a ready replica of the revision.", rl);
     r->m_pod_inflight = corral_metrics_gauge(m, "corral_router_pod_in_flight_requests",
@@ -196,9 +200,9 @@ static void metrics_init(corral_router_t *r)
         "Time from a request's head to the end of its response, queueing included.", rl, b, nb);
     r->m_retries = corral_metrics_counter(m, "corral_router_retries_total",
                                           "Requests sent again to another replica.", rl);
-    r->m_overflows = corral_metrics_counter(
-        m, "corral_router_queue_overflows_total",
-        "Requests refused (503) because the revision's queue was full.", rl);
+    r->m_overflows =
+        corral_metrics_counter(m, "corral_router_queue_overflows_total",
+                               "Requests refused (503) because the revision's queue was full.", rl);
     r->m_timeouts = corral_metrics_counter(
         m, "corral_router_queue_timeouts_total",
         "Requests answered 503 after waiting --queue-timeout for a ready replica.", rl);

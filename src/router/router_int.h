@@ -17,9 +17,9 @@
 
 /* --- HTTP/1.1 heads (http1.c) ------------------------------------------------------- */
 
-#define CORRAL__HTTP_MAX_HEAD    (64 * 1024) /* request or response head, bytes */
+#define CORRAL__HTTP_MAX_HEAD    ((size_t)64 << 10) /* request or response head, bytes */
 #define CORRAL__HTTP_MAX_HEADERS 100
-#define CORRAL__HTTP_MAX_TARGET  (16 * 1024) /* request-target, bytes */
+#define CORRAL__HTTP_MAX_TARGET  ((size_t)16 << 10) /* request-target, bytes */
 
 typedef struct corral__hdr {
     const char *name, *val; /* into the parsed buffer, not NUL-terminated */
@@ -89,22 +89,22 @@ bool corral__chunked_done(const corral__chunked_t *c);
 /* --- the route table (routes.c) ------------------------------------------------------ */
 
 typedef struct corral__rt_pod {
-    const char *name;  /* the pod */
-    const char *key;   /* "NS/pod" */
-    const char *addr;  /* podIP */
-    int port;          /* the serving port */
-    void *st;          /* the loop's state of the pod (bound by the loop) */
+    const char *name; /* the pod */
+    const char *key;  /* "NS/pod" */
+    const char *addr; /* podIP */
+    int port;         /* the serving port */
+    void *st;         /* the loop's state of the pod (bound by the loop) */
 } corral__rt_pod_t;
 
 typedef struct corral__rt_rev {
     const char *name;
-    const char *key;   /* "NS/revision" */
-    int percent;       /* merged over traffic entries naming it */
-    corral__rt_pod_t *ready;   /* Ready=True, podIP, no deletionTimestamp */
+    const char *key;         /* "NS/revision" */
+    int percent;             /* merged over traffic entries naming it */
+    corral__rt_pod_t *ready; /* Ready=True, podIP, no deletionTimestamp */
     size_t nready;
     corral__rt_pod_t *starting; /* Running with a podIP, not Ready: probed while requests wait */
     size_t nstarting;
-    void *st;                   /* the loop's state of the revision */
+    void *st; /* the loop's state of the revision */
 } corral__rt_rev_t;
 
 typedef struct corral__rt_tag {

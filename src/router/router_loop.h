@@ -24,8 +24,8 @@ typedef struct corral__bconn corral__bconn_t;
 typedef struct corral__rev_st {
     char *key; /* "NS/revision" */
     char *ns, *svc, *rev;
-    int64_t cw;       /* smooth weighted round robin weight */
-    size_t rr;        /* rotation for ties among pods */
+    int64_t cw; /* smooth weighted round robin weight */
+    size_t rr;  /* rotation for ties among pods */
     uint32_t inflight, queued;
     uint64_t arrivals, retries, overflows, timeouts;
     double conc_sum; /* request-seconds up to conc_last_ns */
@@ -51,9 +51,9 @@ typedef struct corral__pod_st {
     uint32_t outstanding;
     corral__bconn_t *idle; /* kept-alive connections, doubly linked */
     size_t nidle;
-    bool probed_ok;           /* a probe connected while it was not yet Ready */
-    corral__bconn_t *probe;   /* probe in progress */
-    int64_t down_until_ns;    /* a connect failed: avoided until then */
+    bool probed_ok;         /* a probe connected while it was not yet Ready */
+    corral__bconn_t *probe; /* probe in progress */
+    int64_t down_until_ns;  /* a connect failed: avoided until then */
     uint64_t gen;
 } corral__pod_st_t;
 
@@ -77,7 +77,7 @@ struct corral_router {
     corral_hmap_t pod_ix;
     uint64_t unrouted[6]; /* 400, 404, 408, 413/414/431, 501/505, 503 */
     /* connections */
-    corral__cconn_t *conns; /* all client connections */
+    corral__cconn_t *conns;  /* all client connections */
     corral__cconn_t *dead_c; /* closed during a batch of events, freed after it */
     corral__bconn_t *dead_b;
     size_t nconns;

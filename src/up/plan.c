@@ -30,9 +30,9 @@
 #define MAX_ARGS        32
 /* The scheduler's and controller's default --metrics-listen ports
  * (kube-scheduler's and kube-controller-manager's). */
-#define DEFAULT_SCHED_METRICS 10259
-#define DEFAULT_CTRL_METRICS  10257
-#define DEFAULT_ROUTER        "127.0.0.1:8080"
+#define DEFAULT_SCHED_METRICS  10259
+#define DEFAULT_CTRL_METRICS   10257
+#define DEFAULT_ROUTER         "127.0.0.1:8080"
 #define DEFAULT_ROUTER_METRICS 9091
 
 void corral_up_default_dir(char *out, size_t len)
@@ -153,22 +153,22 @@ static void plan_router(corral_up_plan_t *p, const char *listen, int mport)
 {
     if (!strcmp(listen, "off"))
         return;
-    const char *args[] = {"router",
-                          "--kubeconfig",
-                          path(p, "kubeconfigs/router.kubeconfig"),
-                          "--listen",
-                          listen,
-                          "--metrics-listen",
-                          corral_arena_printf(&p->a, "127.0.0.1:%d",
-                                              mport ? mport : DEFAULT_ROUTER_METRICS),
-                          NULL};
+    const char *args[] = {
+        "router",
+        "--kubeconfig",
+        path(p, "kubeconfigs/router.kubeconfig"),
+        "--listen",
+        listen,
+        "--metrics-listen",
+        corral_arena_printf(&p->a, "127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS),
+        NULL};
     add_comp(p, "router", CORRAL_UP_TIER_CONTROL, args);
     const char *h = listen;
     if (!strncmp(h, "0.0.0.0:", 8) || h[0] == ':')
         h = corral_arena_printf(&p->a, "127.0.0.1:%s", strrchr(listen, ':') + 1);
     p->router = corral_arena_printf(&p->a, "http://%s", h);
-    p->router_metrics = corral_arena_printf(&p->a, "http://127.0.0.1:%d",
-                                            mport ? mport : DEFAULT_ROUTER_METRICS);
+    p->router_metrics =
+        corral_arena_printf(&p->a, "http://127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS);
 }
 
 static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport)
@@ -314,9 +314,10 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         return rc;
     const char *rlisten = o->router_listen ? o->router_listen : DEFAULT_ROUTER;
     const char *rcolon = strrchr(rlisten, ':');
+    char *rend = NULL;
+    long rport = rcolon ? strtol(rcolon + 1, &rend, 10) : 0;
     if (strcmp(rlisten, "off") != 0 &&
-        (!rcolon || !rcolon[1] || strspn(rcolon + 1, "0123456789") != strlen(rcolon + 1) ||
-         atoi(rcolon + 1) < 1 || atoi(rcolon + 1) > 65535)) {
+        (!rcolon || !rcolon[1] || *rend || rport < 1 || rport > 65535)) {
         snprintf(err, errlen,
                  "--router-listen wants HOST:PORT with a port from 1 to 65535, or off, got \"%s\"",
                  rlisten);

@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *buf = (const char *)data + 1;
     size_t len = size - 1;
     static corral__head_t h;
-    int rc = resp ? corral__http_parse_response(buf, len, &h)
-                  : corral__http_parse_request(buf, len, &h);
+    int rc =
+        resp ? corral__http_parse_response(buf, len, &h) : corral__http_parse_request(buf, len, &h);
     size_t off = 0;
     if (rc > 0) {
         if ((size_t)rc > len || (size_t)rc != h.len || h.nhdrs > CORRAL__HTTP_MAX_HEADERS)

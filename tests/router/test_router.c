@@ -23,8 +23,9 @@
 
 Test(router_http, request_head)
 {
-    static const char req[] = "GET /serving/ns/s/v1/models?x=1 HTTP/1.1\r\nHost: s.ns.example.com"
-                              "\r\nX-A:  b \r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello";
+    static const char req[] =
+        "GET /serving/ns/s/v1/models?x=1 HTTP/1.1\r\nHost: s.ns.example.com"
+        "\r\nX-A:  b \r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello";
     corral__head_t h;
     int n = corral__http_parse_request(req, strlen(req), &h);
     cr_assert_eq(n, (int)strlen(req) - 5);
@@ -91,7 +92,8 @@ Test(router_http, request_bounds)
 
 Test(router_http, response_head)
 {
-    static const char r[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    static const char r[] =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
     corral__head_t h;
     cr_assert_eq(corral__http_parse_response(r, strlen(r), &h), (int)strlen(r));
     cr_assert_eq(h.status, 200);
@@ -110,7 +112,8 @@ static void collect_span(void *arg, const char *p, size_t n)
 
 Test(router_http, chunked_every_split)
 {
-    static const char body[] = "5;ext=1\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\nNEXT";
+    static const char body[] =
+        "5;ext=1\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\nNEXT";
     size_t blen = strlen(body) - 4;
     for (size_t cut = 0; cut <= blen; cut++) {
         corral__chunked_t c = {0};
@@ -133,7 +136,8 @@ Test(router_http, chunked_every_split)
     }
 }
 
-/* --- routes ------------------------------------------------------------------------------------- */
+/* --- routes -------------------------------------------------------------------------------------
+ */
 
 static corral_arena_t arena;
 
@@ -282,7 +286,8 @@ Test(router_routes, least_outstanding)
     cr_assert_eq(corral__least(o, all, 4, 0), -1);
 }
 
-/* --- the loop over sockets ----------------------------------------------------------------------- */
+/* --- the loop over sockets -----------------------------------------------------------------------
+ */
 
 typedef struct backend {
     int fd;
@@ -315,7 +320,7 @@ static void *backend_conn(void *arg)
         if (!e)
             continue;
         char *cl = strcasestr(buf, "content-length: ");
-        size_t body = cl ? (size_t)atoi(cl + 16) : 0;
+        size_t body = cl ? (size_t)strtoul(cl + 16, NULL, 10) : 0;
         if (len < (size_t)(e + 4 - buf) + body)
             continue;
         __atomic_add_fetch(&b->requests, 1, __ATOMIC_SEQ_CST);
