@@ -7,7 +7,8 @@
 # was looked up, a 10% canary gets exactly 200 of 2,000 requests, tags
 # (latest-/prev- hosts, Knative-Serving-Tag, Corral-Revision), a request to a
 # revision at zero waits and is answered once a replica accepts, the queue
-# bound (503 with a reason), a chunked request body, SSE relayed chunk by
+# bound (503 with a reason), request bodies (Content-Length, chunked,
+# 100-continue), HTTP/1.0, pipelining in order, SSE relayed chunk by
 # chunk (order-based: the replica sends its last event only after the test
 # saw the first), and the metrics the autoscaler reads.
 . "$(dirname "$0")/lib.bash"
@@ -165,6 +166,29 @@ expect_out "new got 100000 bytes"
 OUT=$(curl -s -H 'Corral-Revision: llm-predictor-00002' -H 'Transfer-Encoding: chunked' --data-binary @"$TMP/body" "$R/serving/default/llm/p")
 expect_out "new got 100000 bytes"
 
+OUT=$(curl -sv -H 'Corral-Revision: llm-predictor-00002' -H 'Expect: 100-continue' --data-binary @"$TMP/body" "$R/serving/default/llm/p" 2>&1)
+expect_out "HTTP/1.1 100 Continue"
+expect_out "new got 100000 bytes"
+# HTTP/1.0: answered, and the connection closed after it
+OUT=$(curl -s0 -i -H 'Corral-Revision: llm-predictor-00002' "$R/serving/default/llm/ten")
+expect_out "new /ten"
+expect_out "Connection: close"
+# pipelined requests are answered in order on one connection
+cat >"$TMP/pipe.py" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"".join(b"GET /serving/default/llm/pipe%d HTTP/1.1\r\nHost: x\r\nCorral-Revision: llm-predictor-00002\r\n\r\n" % i for i in range(5)))
+data = b""
+while data.count(b"new /pipe") < 5:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+print(" ".join(w.decode() for w in data.split() if w.startswith(b"/pipe")))
+EOF
+OUT=$($PY "$TMP/pipe.py" "$LPORT")
+expect_out "/pipe0 /pipe1 /pipe2 /pipe3 /pipe4"
+
 # --- SSE: the first event arrives before the replica sends the last ---
 curl -sN -H 'Corral-Revision: llm-predictor-00001' "$R/serving/default/llm/sse" >"$TMP/sse" &
 SSE_PID=$!
@@ -202,7 +226,7 @@ expect_out 'corral_router_requests_total{namespace="default",service="llm",revis
 expect_out 'corral_router_pod_in_flight_requests{namespace="default",pod="llm-a"} 0'
 expect_out 'corral_router_request_duration_seconds_bucket{namespace="default",service="llm"'
 
-# --- a pod being deleted gets no new requests; Ready again is used again ---
+# --- the pod Ready (as the agent reports it) serves like any other ---
 pod_status zero-a 3 True
 OUT=$(curl -s "$R/serving/default/zero/ready")
 expect_out "zero /ready"
