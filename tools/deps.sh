@@ -17,8 +17,9 @@ build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcu
 test_pkgs="$build_pkgs libcriterion-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind libxml2-utils curl openssl python3-kubernetes python3-yaml prometheus"
 fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
 # The HTTP library comparison (bench/http_choice.sh) also needs the loser and wrk;
-# the API server benchmark runs etcd beside Corral (bench/apiserver.sh).
-bench_pkgs="$build_pkgs libmicrohttpd-dev wrk etcd-server"
+# the API server benchmark runs etcd beside Corral (bench/apiserver.sh); the
+# router benchmark compares with nginx as a proxy (bench/router_bench.sh).
+bench_pkgs="$build_pkgs libmicrohttpd-dev wrk etcd-server nginx"
 
 case "${1:-build}" in
 build) want=$build_pkgs ;;

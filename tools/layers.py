@@ -24,6 +24,7 @@ ALLOWED = {
     "scheduler": {"common", "model", "engine", "client"},
     "controller": {"common", "model", "client"},
     "agent": {"common", "model", "client"},
+    "router": {"common", "model", "client"},
     "up": {"common", "model", "client", "agent"},
     "standin": {"common"},
     "cli": None,  # the commands: may use every module

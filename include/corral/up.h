@@ -94,11 +94,16 @@ typedef struct corral_up_opts {
     /* Ports of the scheduler's and the controller's /metrics on 127.0.0.1
      * (corral_up_run picks free ones); 0: their defaults, 10259 and 10257. */
     int scheduler_metrics_port, controller_metrics_port;
+    /* The inference router's address (--router-listen); NULL: 127.0.0.1:8080,
+     * "off": no router. Its /metrics on 127.0.0.1:router_metrics_port (0:
+     * its default, 9091). */
+    const char *router_listen;
+    int router_metrics_port;
 } corral_up_opts_t;
 
 typedef enum corral_up_tier {
     CORRAL_UP_TIER_AGENT = 0, /* stopped first */
-    CORRAL_UP_TIER_CONTROL,   /* scheduler, controller */
+    CORRAL_UP_TIER_CONTROL,   /* scheduler, controller, router */
     CORRAL_UP_TIER_API,       /* stopped last */
 } corral_up_tier_t;
 
@@ -125,13 +130,17 @@ typedef struct corral_up_plan {
 #define CORRAL_UP_ID_SCHEDULER  1
 #define CORRAL_UP_ID_CONTROLLER 2
 #define CORRAL_UP_ID_METRICS    3 /* system:corral-metrics: what a Prometheus needs */
-#define CORRAL_UP_ID_NODES      4 /* the first node's */
+#define CORRAL_UP_ID_ROUTER     4 /* system:corral-router: reads InferenceServices and pods */
+#define CORRAL_UP_ID_NODES      5 /* the first node's */
     const char **extra;           /* --extra-config entries (borrowed from the options) */
     size_t nextra;
-    corral_up_component_t *comps; /* in start order: apiserver, scheduler, controller, agents */
+    corral_up_component_t
+        *comps; /* in start order: apiserver, scheduler, controller, router, agents */
     size_t ncomps;
     char *scheduler_metrics;  /* http://127.0.0.1:PORT of the scheduler's /metrics */
     char *controller_metrics; /* and of the controller's */
+    char *router;             /* http://ADDR of the inference router; NULL: none */
+    char *router_metrics;     /* http://127.0.0.1:PORT of its /metrics; NULL: none */
 } corral_up_plan_t;
 
 /*
@@ -170,7 +179,9 @@ int corral_up_apply(corral_client_t *c, const char *text, size_t len, const char
  * Write DIR/endpoints.json (atomically, mode 0644): where `corral up`'s
  * metrics endpoints are, for tests and a Prometheus set up by hand:
  * {"apiserver": "https://...", "scheduler": "http://...", "controller":
- * "http://...", "nodeMetrics": "https://.../api/v1/nodes/{node}/proxy/metrics"}.
+ * "http://...", "nodeMetrics": "https://.../api/v1/nodes/{node}/proxy/metrics",
+ * "router": "http://ADDR", "routerMetrics": "http://..."} (the last two when
+ * the router runs).
  * The agents are reached through the API server's node proxy (one address
  * for every node, whatever ports the agents listen on), so the file names
  * that template rather than each agent. Returns 0 or CORRAL_EIO with the

@@ -43,5 +43,7 @@ int corral_cmd_up(int argc, char **argv);
 int corral_cmd_scheduler(int argc, char **argv);
 /* The stand-in model server (src/standin). */
 int corral_cmd_standin(int argc, char **argv);
+/* The inference router (src/router). */
+int corral_cmd_router(int argc, char **argv);
 
 #endif

@@ -33,6 +33,8 @@ static const command_t commands[] = {
     {"scheduler", corral_cmd_scheduler, "schedule pods through an API server (the live engine)"},
     {"standin-llm", corral_cmd_standin,
      "a stand-in LLM server for tests and demos (OpenAI API, vLLM metrics): not vLLM"},
+    {"router", corral_cmd_router,
+     "the inference router: HTTP proxy to InferenceServices (split, tags, scale from zero)"},
     {"report", corral_cmd_report, "GPU accounting: `report usage` from UsageRecords (sacct-like)"},
 };
 

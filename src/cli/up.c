@@ -26,6 +26,9 @@ static void up_usage(FILE *fp)
             "  --data-dir DIR      where everything lives (default %s:\n"
             "                      $XDG_DATA_HOME/corral, else ~/.local/share/corral)\n"
             "  --listen HOST:PORT  the API server's address (default 127.0.0.1:6443)\n"
+            "  --router-listen HOST:PORT\n"
+            "                      the inference router's address (default 127.0.0.1:8080;\n"
+            "                      off: no router)\n"
             "  --gpus auto|nvml|sim:PROFILE\n"
             "                      auto (default): one node with this machine's GPUs when\n"
             "                      NVML finds some, else --sim-nodes simulated nodes\n"
@@ -40,7 +43,7 @@ static void up_usage(FILE *fp)
             "  --log-max-mb N      rotate a component's log past N MiB (default 64)\n"
             "  --extra-config COMPONENT.FLAG=VALUE\n"
             "                      pass --FLAG=VALUE to a component (apiserver, scheduler,\n"
-            "                      controller, agent); repeatable, e.g.\n"
+            "                      controller, router, agent); repeatable, e.g.\n"
             "                      --extra-config controller.default-toleration-seconds=30\n"
             "\n"
             "See docs/up.md.\n",
@@ -70,7 +73,8 @@ enum {
     OPT_STOP,
     OPT_READY,
     OPT_LOGMAX,
-    OPT_EXTRA
+    OPT_EXTRA,
+    OPT_ROUTER
 };
 
 static const struct option up_opts[] = {{"data-dir", required_argument, NULL, OPT_DATA},
@@ -84,6 +88,7 @@ static const struct option up_opts[] = {{"data-dir", required_argument, NULL, OP
                                         {"ready-timeout", required_argument, NULL, OPT_READY},
                                         {"log-max-mb", required_argument, NULL, OPT_LOGMAX},
                                         {"extra-config", required_argument, NULL, OPT_EXTRA},
+                                        {"router-listen", required_argument, NULL, OPT_ROUTER},
                                         {"help", no_argument, NULL, 'h'},
                                         {NULL, 0, NULL, 0}};
 
@@ -125,6 +130,9 @@ static int parse_opts(int argc, char **argv, corral_up_opts_t *o)
         case OPT_LOGMAX:
             ok = parse_int("log-max-mb", optarg, 1, 1 << 20, &mb);
             o->log_max_bytes = (long)mb << 20;
+            break;
+        case OPT_ROUTER:
+            o->router_listen = optarg;
             break;
         case OPT_EXTRA:
             if (o->nextra < MAX_EXTRA)

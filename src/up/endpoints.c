@@ -32,6 +32,10 @@ int corral_up_endpoints_write(const corral_up_plan_t *p, char *err, size_t errle
     char tmpl[512];
     snprintf(tmpl, sizeof(tmpl), "%s/api/v1/nodes/{node}/proxy/metrics", p->server);
     kv(&b, "nodeMetrics", tmpl, true);
+    if (p->router) {
+        kv(&b, "router", p->router, true);
+        kv(&b, "routerMetrics", p->router_metrics, true);
+    }
     corral_buf_puts(&b, "\n}\n");
     char path[4096];
     snprintf(path, sizeof(path), "%s/endpoints.json", p->dir);

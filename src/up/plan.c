@@ -30,8 +30,10 @@
 #define MAX_ARGS        32
 /* The scheduler's and controller's default --metrics-listen ports
  * (kube-scheduler's and kube-controller-manager's). */
-#define DEFAULT_SCHED_METRICS 10259
-#define DEFAULT_CTRL_METRICS  10257
+#define DEFAULT_SCHED_METRICS  10259
+#define DEFAULT_CTRL_METRICS   10257
+#define DEFAULT_ROUTER         "127.0.0.1:8080"
+#define DEFAULT_ROUTER_METRICS 9091
 
 void corral_up_default_dir(char *out, size_t len)
 {
@@ -146,6 +148,29 @@ static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tie
     c->argc = n;
 }
 
+/* The inference router (docs/inference.md): its own read-only identity. */
+static void plan_router(corral_up_plan_t *p, const char *listen, int mport)
+{
+    if (!strcmp(listen, "off"))
+        return;
+    const char *args[] = {
+        "router",
+        "--kubeconfig",
+        path(p, "kubeconfigs/router.kubeconfig"),
+        "--listen",
+        listen,
+        "--metrics-listen",
+        corral_arena_printf(&p->a, "127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS),
+        NULL};
+    add_comp(p, "router", CORRAL_UP_TIER_CONTROL, args);
+    const char *h = listen;
+    if (!strncmp(h, "0.0.0.0:", 8) || h[0] == ':')
+        h = corral_arena_printf(&p->a, "127.0.0.1:%s", strrchr(listen, ':') + 1);
+    p->router = corral_arena_printf(&p->a, "http://%s", h);
+    p->router_metrics =
+        corral_arena_printf(&p->a, "http://127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS);
+}
+
 static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport)
 {
     const char *api[] = {"apiserver",
@@ -248,7 +273,8 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         return CORRAL_EINVAL;
     }
     if (o->scheduler_metrics_port < 0 || o->scheduler_metrics_port > 65535 ||
-        o->controller_metrics_port < 0 || o->controller_metrics_port > 65535) {
+        o->controller_metrics_port < 0 || o->controller_metrics_port > 65535 ||
+        o->router_metrics_port < 0 || o->router_metrics_port > 65535) {
         snprintf(err, errlen, "metrics ports must be 0 to 65535");
         return CORRAL_EINVAL;
     }
@@ -258,7 +284,8 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         return CORRAL_EINVAL;
     }
     p->real_gpus = !strcmp(gpus, "nvml") || (!strcmp(gpus, "auto") && real_gpus);
-    static const char *const comps[] = {"apiserver.", "scheduler.", "controller.", "agent."};
+    static const char *const comps[] = {"apiserver.", "scheduler.", "controller.", "router.",
+                                        "agent."};
     for (size_t i = 0; i < o->nextra; i++) {
         bool known = false;
         for (size_t k = 0; k < CORRAL_ARRAY_LEN(comps); k++)
@@ -267,7 +294,7 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
         if (!known) {
             snprintf(err, errlen,
                      "--extra-config wants COMPONENT.FLAG=VALUE with COMPONENT apiserver, "
-                     "scheduler, controller or agent, got \"%s\"",
+                     "scheduler, controller, router or agent, got \"%s\"",
                      o->extra[i]);
             return CORRAL_EINVAL;
         }
@@ -285,6 +312,17 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
     int rc = parse_listen(p, listen, err, errlen);
     if (rc != 0)
         return rc;
+    const char *rlisten = o->router_listen ? o->router_listen : DEFAULT_ROUTER;
+    const char *rcolon = strrchr(rlisten, ':');
+    char *rend = NULL;
+    long rport = rcolon ? strtol(rcolon + 1, &rend, 10) : 0;
+    if (strcmp(rlisten, "off") != 0 &&
+        (!rcolon || !rcolon[1] || *rend || rport < 1 || rport > 65535)) {
+        snprintf(err, errlen,
+                 "--router-listen wants HOST:PORT with a port from 1 to 65535, or off, got \"%s\"",
+                 rlisten);
+        return CORRAL_EINVAL;
+    }
     size_t nnodes = p->real_gpus ? 1 : (size_t)o->sim_nodes;
     p->nodes = corral_arena_alloc(&p->a, (nnodes + 1) * sizeof(char *));
     for (size_t i = 0; i < nnodes; i++)
@@ -297,12 +335,14 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
     add_ident(p, "system:kube-scheduler", "");
     add_ident(p, "system:kube-controller-manager", "");
     add_ident(p, "system:corral-metrics", ""); /* deploy/rbac/metrics-reader.yaml */
+    add_ident(p, "system:corral-router", "");  /* deploy/rbac/router.yaml */
     for (size_t i = 0; i < nnodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:%s", p->nodes[i]), "system:nodes");
     for (int i = 0; i < o->hollow_nodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:hollow-%d", i), "system:nodes");
-    p->comps = corral_arena_alloc(&p->a, (3 + nnodes + 1) * sizeof(*p->comps));
+    p->comps = corral_arena_alloc(&p->a, (4 + nnodes + 1) * sizeof(*p->comps));
     plan_control(p, listen, o->scheduler_metrics_port, o->controller_metrics_port);
+    plan_router(p, rlisten, o->router_metrics_port);
     plan_agents(p, profile, o->hollow_nodes);
     return 0;
 }

@@ -22,6 +22,7 @@ CORRAL_EMBED(rbac_scheduler, "deploy/rbac/scheduler.yaml");
 CORRAL_EMBED(rbac_controller, "deploy/rbac/controller.yaml");
 CORRAL_EMBED(rbac_metrics, "deploy/rbac/metrics-reader.yaml");
 CORRAL_EMBED(rbac_agent, "deploy/rbac/agent.yaml");
+CORRAL_EMBED(rbac_router, "deploy/rbac/router.yaml");
 
 static const struct {
     const char *name;
@@ -31,6 +32,7 @@ static const struct {
     {"deploy/rbac/controller.yaml", rbac_controller_start, rbac_controller_end},
     {"deploy/rbac/metrics-reader.yaml", rbac_metrics_start, rbac_metrics_end},
     {"deploy/rbac/agent.yaml", rbac_agent_start, rbac_agent_end},
+    {"deploy/rbac/router.yaml", rbac_router_start, rbac_router_end},
 };
 
 size_t corral_up_rbac_count(void)

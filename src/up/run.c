@@ -108,7 +108,7 @@ static int write_creds(const corral_up_plan_t *p, const char *ca, char *err, siz
     char path[4096];
     snprintf(path, sizeof(path), "%s/kubeconfig", p->dir);
     int rc = corral_up_kubeconfig_write(path, p->server, ca, "admin", p->ids[0].token, err, errlen);
-    static const char *const names[] = {NULL, "scheduler", "controller", "metrics"};
+    static const char *const names[] = {NULL, "scheduler", "controller", "metrics", "router"};
     for (size_t i = 1; i < CORRAL_UP_ID_NODES && rc == 0; i++) {
         snprintf(path, sizeof(path), "%s/kubeconfigs/%s.kubeconfig", p->dir, names[i]);
         rc = corral_up_kubeconfig_write(path, p->server, ca, p->ids[i].user, p->ids[i].token, err,
@@ -384,6 +384,9 @@ static void banner(const corral__sup_t *s, const corral_up_plan_t *p, const char
                agents ? "" : "  [no agent in this build]");
     printf("  metrics      scheduler %s/metrics, controller %s/metrics (%s/endpoints.json)\n",
            p->scheduler_metrics, p->controller_metrics, p->dir);
+    if (p->router)
+        printf("  router       %s/serving/NS/SERVICE/ (or Host: SERVICE.NS), metrics %s/metrics\n",
+               p->router, p->router_metrics);
     /* The admin token rides in the fragment, which browsers never send. */
     if (p->nids && strcmp(p->ids[0].user, "admin") == 0 && p->ids[0].token[0])
         printf("  dashboard    %s/ui/#token=%s\n", p->server, p->ids[0].token);
@@ -495,6 +498,8 @@ int corral_up_run(const corral_up_opts_t *given, const char *exe)
         opts.scheduler_metrics_port = free_port();
     if (!opts.controller_metrics_port)
         opts.controller_metrics_port = free_port();
+    if (!opts.router_metrics_port)
+        opts.router_metrics_port = free_port();
     bool auto_gpus = !o->gpus || !strcmp(o->gpus, "auto");
     if (corral_up_plan(o, auto_gpus && probe_nvml(), &p, err, sizeof(err)) != 0) {
         fprintf(stderr, "corral up: %s\n", err);

@@ -51,6 +51,12 @@ free_port() {
 up_start() {
     local wait=$1
     shift
+    # the router on a free port unless the test chose: scripts running at
+    # once must not share 127.0.0.1:8080
+    case " $* " in
+    *" --router-listen "*) ;;
+    *) set -- "$@" --router-listen "127.0.0.1:$(free_port)" ;;
+    esac
     "$CORRAL" up "$@" >"$TMP/up.out" 2>"$TMP/up.err" &
     UP_PID=$!
     for _ in $(seq 1 $((wait * 10))); do

@@ -262,7 +262,7 @@ Test(up, plan_simulated)
     char err[256] = "", buf[2048];
     cr_assert_eq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0, "%s", err);
     cr_assert_str_eq(p.server, "https://127.0.0.1:6443");
-    cr_assert_eq(p.ncomps, 6);
+    cr_assert_eq(p.ncomps, 7);
     cr_assert_str_eq(cmdline(&p, "apiserver", buf, sizeof(buf)),
                      "corral apiserver --data-dir /d/apiserver --listen 127.0.0.1:6443 "
                      "--token-auth-file /d/tokens.csv --tls-cert-file /d/pki/apiserver.crt "
@@ -283,14 +283,30 @@ Test(up, plan_simulated)
         "--kubeconfig /d/kubeconfigs/hollow.kubeconfig");
     /* Stop order: agents, then control, then the API server. */
     cr_assert_eq(p.comps[0].tier, CORRAL_UP_TIER_API);
-    cr_assert_eq(p.comps[3].tier, CORRAL_UP_TIER_AGENT);
-    cr_assert_eq(p.nids, 4 + 2 + 3);
+    cr_assert_str_eq(cmdline(&p, "router", buf, sizeof(buf)),
+                     "corral router --kubeconfig /d/kubeconfigs/router.kubeconfig --listen "
+                     "127.0.0.1:8080 --metrics-listen 127.0.0.1:9091");
+    cr_assert_str_eq(p.router, "http://127.0.0.1:8080");
+    cr_assert_str_eq(p.router_metrics, "http://127.0.0.1:9091");
+    cr_assert_eq(p.comps[3].tier, CORRAL_UP_TIER_CONTROL);
+    cr_assert_eq(p.comps[4].tier, CORRAL_UP_TIER_AGENT);
+    cr_assert_eq(p.nids, 5 + 2 + 3);
     cr_assert_str_eq(p.ids[0].groups, "system:masters");
     cr_assert_str_eq(p.ids[1].user, "system:kube-scheduler");
     cr_assert_str_eq(p.ids[2].user, "system:kube-controller-manager");
     cr_assert_str_eq(p.ids[3].user, "system:corral-metrics");
-    cr_assert_str_eq(p.ids[4].user, "system:node:sim-node-0");
-    cr_assert_str_eq(p.ids[8].user, "system:node:hollow-2");
+    cr_assert_str_eq(p.ids[4].user, "system:corral-router");
+    cr_assert_str_eq(p.ids[5].user, "system:node:sim-node-0");
+    cr_assert_str_eq(p.ids[9].user, "system:node:hollow-2");
+    corral_up_plan_fini(&p);
+    o.router_listen = "off";
+    cr_assert_eq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(p.ncomps, 6);
+    cr_assert_null(p.router);
+    corral_up_plan_fini(&p);
+    o.router_listen = "127.0.0.1";
+    cr_assert_neq(corral_up_plan(&o, false, &p, err, sizeof(err)), 0);
+    cr_assert(strstr(err, "--router-listen"), "%s", err);
     corral_up_plan_fini(&p);
 }
 
@@ -411,6 +427,8 @@ Test(up, metrics_ports_and_endpoints_json)
                            "\"https://127.0.0.1:6443/api/v1/nodes/{node}/proxy/metrics\""),
               "%s", text);
     cr_assert(strstr(text, "\"apiserver\": \"https://127.0.0.1:6443\""), "%s", text);
+    cr_assert(strstr(text, "\"router\": \"http://127.0.0.1:8080\""), "%s", text);
+    cr_assert(strstr(text, "\"routerMetrics\": \"http://127.0.0.1:9091\""), "%s", text);
     corral_free(text);
     unlink(path);
     rmdir(dir);
