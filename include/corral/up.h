@@ -132,6 +132,8 @@ typedef struct corral_up_plan {
     size_t ncomps;
     char *scheduler_metrics;  /* http://127.0.0.1:PORT of the scheduler's /metrics */
     char *controller_metrics; /* and of the controller's */
+    char *router_metrics;     /* http://ADDR of the router's /metrics (the autoscaler's input);
+                                 NULL before plan_control: the contract's 127.0.0.1:9091 */
 } corral_up_plan_t;
 
 /*

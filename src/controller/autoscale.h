@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "corral/client.h"
+#include "corral/metrics.h"
 #include "corral/model.h"
 
 typedef struct corral__autoscaler corral__autoscaler_t;
@@ -28,6 +29,7 @@ typedef struct corral__as_opts {
     int64_t scale_to_zero_grace_ns;    /* 0: 30 s */
     double max_scale_up_rate;          /* 0: 1000 */
     double max_scale_down_rate;        /* 0: 2 */
+    corral_metrics_t *metrics;         /* the controller's registry; NULL: none */
 } corral__as_opts_t;
 
 /* One revision at one reconcile. Strings and arrays are borrowed. */
@@ -63,5 +65,9 @@ size_t corral__as_victim(corral__autoscaler_t *as, const char *ns, const char *c
                          const bool *ready, size_t npods);
 /* A revision is gone: drop its state. */
 void corral__as_forget(corral__autoscaler_t *as, const char *ns, const char *revision);
+
+/* One collection pass at now_ns (what the thread runs every tick; tests
+ * call it with a tick long enough that the thread stays asleep). */
+void corral__as_collect(corral__autoscaler_t *as, int64_t now_ns);
 
 #endif

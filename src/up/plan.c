@@ -32,6 +32,7 @@
  * (kube-scheduler's and kube-controller-manager's). */
 #define DEFAULT_SCHED_METRICS 10259
 #define DEFAULT_CTRL_METRICS  10257
+#define DEFAULT_ROUTER_METRICS "127.0.0.1:9091" /* the router's --metrics-listen default */
 
 void corral_up_default_dir(char *out, size_t len)
 {
@@ -170,9 +171,13 @@ static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int
                            corral_arena_printf(&p->a, "127.0.0.1:%d", sport),
                            NULL};
     add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
+    if (!p->router_metrics)
+        p->router_metrics = corral_arena_printf(&p->a, "http://%s", DEFAULT_ROUTER_METRICS);
     const char *ctrl[] = {"controller",
                           "--kubeconfig",
                           path(p, "kubeconfigs/controller.kubeconfig"),
+                          "--router-metrics",
+                          p->router_metrics,
                           cport ? "--metrics-listen" : NULL,
                           corral_arena_printf(&p->a, "127.0.0.1:%d", cport),
                           NULL};
