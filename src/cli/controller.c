@@ -92,8 +92,9 @@ static bool rate_flag(const char *flag, const char *s, double *out)
     char *end = NULL;
     double v = strtod(s, &end);
     if (end == s || *end || !(v > 1) || v > 1e6) {
-        fprintf(stderr, "corral controller: --%s: want a number greater than 1 (e.g. 2), got "
-                        "\"%s\"\n",
+        fprintf(stderr,
+                "corral controller: --%s: want a number greater than 1 (e.g. 2), got "
+                "\"%s\"\n",
                 flag, s);
         return false;
     }

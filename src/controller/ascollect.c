@@ -47,8 +47,7 @@ static void table_key(char *key, size_t len, const char *ns, const char *name)
     snprintf(key, len, "%s/%s", ns ? ns : "", name ? name : "");
 }
 
-const double *corral__asc_table_get(const corral__asc_table_t *t, const char *ns,
-                                    const char *name)
+const double *corral__asc_table_get(const corral__asc_table_t *t, const char *ns, const char *name)
 {
     char key[512];
     uint32_t i;

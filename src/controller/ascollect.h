@@ -17,10 +17,10 @@
 #include "corral/hmap.h"
 #include "corral/metrics.h"
 
-#define CORRAL__ASC_MAX_BODY     ((size_t)8 << 20) /* a /metrics page */
-#define CORRAL__ASC_MAX_QUERY    ((size_t)1 << 20) /* a Prometheus answer */
-#define CORRAL__ASC_MAX_ROWS     16384            /* series kept from one scrape */
-#define CORRAL__ASC_NVAL         4
+#define CORRAL__ASC_MAX_BODY  ((size_t)8 << 20) /* a /metrics page */
+#define CORRAL__ASC_MAX_QUERY ((size_t)1 << 20) /* a Prometheus answer */
+#define CORRAL__ASC_MAX_ROWS  16384             /* series kept from one scrape */
+#define CORRAL__ASC_NVAL      4
 
 /* Values by key ("namespace/name"), from one scrape. */
 typedef struct corral__asc_row {
@@ -40,8 +40,7 @@ void corral__asc_table_fini(corral__asc_table_t *t);
 void corral__asc_table_reset(corral__asc_table_t *t);
 /* The row of ns/name, created zeroed; NULL when the table is full. */
 double *corral__asc_table_at(corral__asc_table_t *t, const char *ns, const char *name);
-const double *corral__asc_table_get(const corral__asc_table_t *t, const char *ns,
-                                    const char *name);
+const double *corral__asc_table_get(const corral__asc_table_t *t, const char *ns, const char *name);
 
 /* Columns of the router's revision rows. */
 enum { CORRAL__ASC_ARRIVALS, CORRAL__ASC_CONC_SECONDS, CORRAL__ASC_QUEUED, CORRAL__ASC_IN_FLIGHT };

@@ -194,7 +194,7 @@ static rev_t *rev_get(corral__autoscaler_t *as, const char *ns, const char *revi
     r->revision = corral_strdup(revision);
     if (as->nrevs == as->caprevs) {
         as->caprevs = as->caprevs ? as->caprevs * 2 : 16;
-        as->revs = corral_realloc(as->revs, as->caprevs * sizeof(*as->revs));
+        as->revs = corral_realloc(as->revs, as->caprevs * sizeof(rev_t *));
     }
     as->revs[as->nrevs] = r;
     corral_hmap_put(&as->idx, r->key, (uint32_t)as->nrevs);
@@ -245,7 +245,7 @@ static void rev_signal(rev_t *r, const corral_isvc_component_t *c)
         }
         return;
     }
-    const char *metric = c->scale_metric    ? c->scale_metric
+    const char *metric = c->scale_metric     ? c->scale_metric
                          : c->knative.metric ? c->knative.metric
                                              : "concurrency";
     snprintf(r->metric, sizeof(r->metric), "%s", metric);
@@ -257,7 +257,7 @@ static void rev_signal(rev_t *r, const corral_isvc_component_t *c)
         r->p.target = traffic_target(c, true);
     } else if (strcmp(metric, "gpu_utilization") == 0) {
         r->sig = SIG_GPU;
-        r->p.target = c->scale_target.set ? c->scale_target.v
+        r->p.target = c->scale_target.set     ? c->scale_target.v
                       : c->knative.target.set ? c->knative.target.v
                                               : 80;
     } else {
@@ -271,8 +271,9 @@ static void rev_params(corral__autoscaler_t *as, rev_t *r, const corral_isvc_com
     const corral_isvc_knative_t *k = &c->knative;
     corral__kpa_params_t *p = &r->p;
     p->stable_ns = k->window_ns.set ? k->window_ns.v : as->o.stable_window_ns;
-    p->panic_ns = k->panic_window_pct.set ? (int64_t)((double)p->stable_ns * k->panic_window_pct.v / 100)
-                                          : as->o.panic_window_ns;
+    p->panic_ns = k->panic_window_pct.set
+                      ? (int64_t)((double)p->stable_ns * k->panic_window_pct.v / 100)
+                      : as->o.panic_window_ns;
     if (p->panic_ns > p->stable_ns)
         p->panic_ns = p->stable_ns;
     if (p->panic_ns < SEC)
@@ -350,8 +351,9 @@ int corral__as_decide(corral__autoscaler_t *as, const corral__as_input_t *in, in
                  "%s is not measured by Corral%s: kept, %d%s -> %d", r->metric, q, (int)current,
                  pend, (int)ko.desired);
     else if (ko.no_data)
-        snprintf(out->reason, sizeof(out->reason), "%s: no sample in the stable window %s%s%s, %d%s -> %d",
-                 r->metric, sw, q, why, (int)current, pend, (int)ko.desired);
+        snprintf(out->reason, sizeof(out->reason),
+                 "%s: no sample in the stable window %s%s%s, %d%s -> %d", r->metric, sw, q, why,
+                 (int)current, pend, (int)ko.desired);
     else
         snprintf(out->reason, sizeof(out->reason),
                  "%s %.3g (stable %s %.3g, panic %s %.3g, target %.3g%s): %s%s, %d%s -> %d",
@@ -459,8 +461,8 @@ static bool scrape_routers(corral__autoscaler_t *as)
         int rc = corral__asc_http_get(&as->curl, as->routers[i], CORRAL__ASC_MAX_BODY,
                                       as->timeout_ms, &as->body, err, sizeof(err));
         if (rc == 0)
-            rc = corral__asc_parse_router(corral_buf_str(&as->body), as->body.len, &as->rcur, &as->pcur, err,
-                                          sizeof(err));
+            rc = corral__asc_parse_router(corral_buf_str(&as->body), as->body.len, &as->rcur,
+                                          &as->pcur, err, sizeof(err));
         scrape_count(as, "router", rc >= 0);
         if (rc < 0)
             ok = false;
@@ -586,10 +588,11 @@ static void value_external(corral__autoscaler_t *as, plan_rev_t *p)
     char *url = corral_malloc(len);
     snprintf(url, len, "%s/api/v1/query?query=%s", base, q);
     curl_free(q);
-    int rc = corral__asc_http_get(&as->curl, url, CORRAL__ASC_MAX_QUERY, as->timeout_ms,
-                                  &as->body, err, sizeof(err));
+    int rc = corral__asc_http_get(&as->curl, url, CORRAL__ASC_MAX_QUERY, as->timeout_ms, &as->body,
+                                  err, sizeof(err));
     if (rc == 0)
-        rc = corral__asc_parse_prom(corral_buf_str(&as->body), as->body.len, &p->value, err, sizeof(err));
+        rc = corral__asc_parse_prom(corral_buf_str(&as->body), as->body.len, &p->value, err,
+                                    sizeof(err));
     corral_free(url);
     scrape_count(as, "prometheus", rc >= 0);
     p->ok = rc >= 0;
@@ -647,8 +650,7 @@ static void record(corral__autoscaler_t *as, plan_rev_t *p, size_t n, bool route
             /* Traffic at the router says when the revision is idle; without
              * the router's word, any value does. */
             if (p[i].ok)
-                corral__kpa_record(&r->kpa, now_ns, p[i].value,
-                                   rates ? active : p[i].value > 0);
+                corral__kpa_record(&r->kpa, now_ns, p[i].value, rates ? active : p[i].value > 0);
             break;
         case SIG_NONE:
             break;
@@ -824,8 +826,7 @@ static void defaults(corral__as_opts_t *o)
         o->max_scale_down_rate = 2;
 }
 
-int corral__as_new(const corral__as_opts_t *o, corral__autoscaler_t **out, char *err,
-                   size_t errlen)
+int corral__as_new(const corral__as_opts_t *o, corral__autoscaler_t **out, char *err, size_t errlen)
 {
     corral__autoscaler_t *as = corral_calloc(1, sizeof(*as));
     as->o = *o;

@@ -36,17 +36,17 @@ typedef struct corral__as_opts {
 typedef struct corral__as_input {
     const char *ns, *service, *revision;
     const corral_isvc_component_t *comp; /* metric, target, min/max, autoScaling */
-    int32_t ready;   /* replicas Ready */
+    int32_t ready;                       /* replicas Ready */
     int32_t pending; /* created, not Ready (waiting for GPUs counts here, never as failed) */
-    const char *const *pods; /* the revision's pod names (per-pod metrics) */
+    const char *const *pods;      /* the revision's pod names (per-pod metrics) */
     const char *const *pod_nodes; /* the node of each pod, NULL when not bound */
     const char *const *pod_addrs; /* "IP:PORT" of each pod, NULL when unknown */
     size_t npods;
 } corral__as_input_t;
 
 typedef struct corral__as_decision {
-    int32_t desired; /* before clamping to the service's min/max */
-    bool changed;    /* differs from this revision's last decision: post an Event */
+    int32_t desired;  /* before clamping to the service's min/max */
+    bool changed;     /* differs from this revision's last decision: post an Event */
     char reason[512]; /* the inputs, for the Event and logs */
 } corral__as_decision_t;
 

@@ -30,8 +30,8 @@
 #define MAX_ARGS        32
 /* The scheduler's and controller's default --metrics-listen ports
  * (kube-scheduler's and kube-controller-manager's). */
-#define DEFAULT_SCHED_METRICS 10259
-#define DEFAULT_CTRL_METRICS  10257
+#define DEFAULT_SCHED_METRICS  10259
+#define DEFAULT_CTRL_METRICS   10257
 #define DEFAULT_ROUTER_METRICS "127.0.0.1:9091" /* the router's --metrics-listen default */
 
 void corral_up_default_dir(char *out, size_t len)
