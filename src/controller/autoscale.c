@@ -535,19 +535,20 @@ static void value_gpu(corral__autoscaler_t *as, plan_rev_t *p, const strs_t *bad
     }
 }
 
-/* Sum of the named series over the revision's replicas. */
+/* Sum of the named series over the revision's replicas. A replica that
+ * does not answer (still loading its model) carries nothing; the sample is
+ * kept when one answered or none has an address yet. */
 static void value_pods(corral__autoscaler_t *as, plan_rev_t *p, size_t *budget)
 {
     p->value = 0;
-    p->ok = p->addrs.n > 0 || p->pods.n == 0;
-    for (size_t j = 0; j < p->addrs.n && p->ok; j++) {
+    size_t tried = 0, answered = 0;
+    for (size_t j = 0; j < p->addrs.n; j++) {
         if (!p->addrs.v[j] || !*p->addrs.v[j])
             continue; /* not started yet: carries nothing */
-        if (*budget == 0) {
-            p->ok = false;
-            return;
-        }
+        if (*budget == 0)
+            break;
         (*budget)--;
+        tried++;
         char url[512], err[256];
         corral__asc_url(p->addrs.v[j], "/metrics", url, sizeof(url));
         double sum = 0;
@@ -558,10 +559,12 @@ static void value_pods(corral__autoscaler_t *as, plan_rev_t *p, size_t *budget)
                                        (const char *const *)p->names.v, p->names.n, &sum, err,
                                        sizeof(err));
         scrape_count(as, "pod", rc >= 0);
-        if (rc < 0)
-            p->ok = false;
-        p->value += sum;
+        if (rc >= 0) {
+            answered++;
+            p->value += sum;
+        }
     }
+    p->ok = tried == 0 || answered > 0;
 }
 
 /* A Prometheus instant query. */
@@ -621,10 +624,12 @@ static void router_rates(corral__autoscaler_t *as, const char *ns, const char *r
     *active = da > 0 || dc > 0 || cur[CORRAL__ASC_QUEUED] > 0 || cur[CORRAL__ASC_IN_FLIGHT] > 0;
 }
 
-/* Record this tick's samples (under the mutex). */
-static void record(corral__autoscaler_t *as, plan_rev_t *p, size_t n, bool router_ok,
+/* Record this tick's samples (under the mutex); true when a revision at
+ * zero has requests waiting. */
+static bool record(corral__autoscaler_t *as, plan_rev_t *p, size_t n, bool router_ok,
                    int64_t now_ns)
 {
+    bool wake = false;
     double dt = (double)(now_ns - as->rprev_ns) / (double)SEC;
     bool rates = router_ok && as->rprev_ok && dt > 0;
     for (size_t i = 0; i < n; i++) {
@@ -637,6 +642,7 @@ static void record(corral__autoscaler_t *as, plan_rev_t *p, size_t n, bool route
         if (router_ok) {
             router_rates(as, r->ns, r->revision, dt > 0 ? dt : 1, &arr, &conc, &queued, &active);
             r->queued = queued;
+            wake = wake || (queued > 0 && r->decided && r->desired == 0);
         }
         switch (p[i].sig) {
         case SIG_CONCURRENCY:
@@ -658,6 +664,7 @@ static void record(corral__autoscaler_t *as, plan_rev_t *p, size_t n, bool route
         if (rates && active)
             corral__kpa_touch(&r->kpa, now_ns);
     }
+    return wake;
 }
 
 /* The per-pod loads scale-down picks its victim by. */
@@ -703,9 +710,11 @@ void corral__as_collect(corral__autoscaler_t *as, int64_t now_ns)
             value_external(as, &p[i]);
     }
     pthread_mutex_lock(&as->mu);
-    record(as, p, n, router_ok, now_ns);
+    bool wake = record(as, p, n, router_ok, now_ns);
     update_pod_load(as, router_ok);
     pthread_mutex_unlock(&as->mu);
+    if (wake && as->o.notify)
+        as->o.notify(as->o.notify_arg);
     if (router_ok) {
         corral__asc_table_t t = as->rprev;
         as->rprev = as->rcur;

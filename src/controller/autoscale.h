@@ -30,6 +30,10 @@ typedef struct corral__as_opts {
     double max_scale_up_rate;          /* 0: 1000 */
     double max_scale_down_rate;        /* 0: 2 */
     corral_metrics_t *metrics;         /* the controller's registry; NULL: none */
+    /* Called on the collector's thread when a revision whose last decision
+     * was 0 has requests queued at the router (decide again now); NULL: none. */
+    void (*notify)(void *arg);
+    void *notify_arg;
 } corral__as_opts_t;
 
 /* One revision at one reconcile. Strings and arrays are borrowed. */
@@ -56,7 +60,8 @@ int corral__as_new(const corral__as_opts_t *o, corral__autoscaler_t **out, char 
 /* Stop the thread and free everything (NULL is fine). */
 void corral__as_free(corral__autoscaler_t *as);
 
-/* Decide the replica count of one revision at now_ns (monotonic). */
+/* Decide the replica count of one revision at now_ns (CLOCK_MONOTONIC, as
+ * corral__mono_ns: the collector's samples carry the same clock). */
 int corral__as_decide(corral__autoscaler_t *as, const corral__as_input_t *in, int64_t now_ns,
                       corral__as_decision_t *out);
 /* The pod to remove first when scaling down: not Ready before Ready, then

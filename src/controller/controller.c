@@ -99,6 +99,12 @@ static const inf_spec_t informers[CORRAL__NINF] = {
     {CORRAL_KIND_QUEUE, NULL}, {CORRAL_KIND_NODE, NULL}, {CORRAL_KIND_LEASE, "kube-node-lease"},
 };
 
+/* The autoscaler saw requests waiting for a revision at zero. */
+static void as_notify(void *arg)
+{
+    corral_controller_wake(arg);
+}
+
 int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
                           size_t errlen)
 {
@@ -131,6 +137,8 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
         .max_scale_up_rate = o->max_scale_up_rate,
         .max_scale_down_rate = o->max_scale_down_rate,
         .metrics = c->m.reg,
+        .notify = as_notify,
+        .notify_arg = c,
     };
     int arc = corral__as_new(&ao, &c->as, err, errlen);
     if (arc != 0) {

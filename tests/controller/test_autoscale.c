@@ -57,6 +57,13 @@ static void router_counters(double arrivals, double conc, double queued)
     fx_set(fx_router, sizeof(fx_router), t);
 }
 
+static int notified;
+
+static void on_notify(void *arg)
+{
+    (*(int *)arg)++;
+}
+
 typedef struct fx {
     corral_metrics_server_t *srv, *pod_srv;
     int port, pod_port;
@@ -113,7 +120,10 @@ static void fx_start(fx_t *f, bool router)
         .panic_window_ns = 2 * S,
         .scale_to_zero_grace_ns = 5 * S,
         .metrics = f->reg,
+        .notify = on_notify,
+        .notify_arg = &notified,
     };
+    notified = 0;
     cr_assert_eq(corral__as_new(&o, &f->as, err, sizeof(err)), 0, "%s", err);
 }
 
@@ -213,6 +223,7 @@ Test(autoscale, queued_at_the_router_brings_a_revision_at_zero_to_one)
     cr_assert_eq(d.desired, 0, "%s", d.reason);
     router_counters(0, 0, 2);
     corral__as_collect(f.as, 1 * S);
+    cr_assert_eq(notified, 1, "the controller is woken to decide again");
     d = decide(&f, &c, "z", 0, 0, NULL, NULL, NULL, 0, 1 * S);
     cr_assert_eq(d.desired, 1, "%s", d.reason);
     cr_assert(d.changed);
