@@ -80,6 +80,7 @@ struct corral__autoscaler {
     long timeout_ms;
     pthread_t th;
     bool started, stop;
+    volatile int abort_flag; /* set at free: the collector's fetches stop early */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* under mu */
@@ -136,6 +137,11 @@ static void set_str(char **dst, const char *src)
         return;
     corral_free(*dst);
     *dst = src ? corral_strdup(src) : NULL;
+}
+
+static bool stopping(const corral__autoscaler_t *as)
+{
+    return __atomic_load_n(&as->abort_flag, __ATOMIC_RELAXED) != 0;
 }
 
 static void scrape_count(corral__autoscaler_t *as, const char *source, bool ok)
@@ -456,7 +462,7 @@ static bool scrape_routers(corral__autoscaler_t *as)
     corral__asc_table_reset(&as->rcur);
     corral__asc_table_reset(&as->pcur);
     bool ok = as->nrouters > 0;
-    for (size_t i = 0; i < as->nrouters; i++) {
+    for (size_t i = 0; i < as->nrouters && !stopping(as); i++) {
         char err[256];
         int rc = corral__asc_http_get(&as->curl, as->routers[i], CORRAL__ASC_MAX_BODY,
                                       as->timeout_ms, &as->body, err, sizeof(err));
@@ -482,7 +488,7 @@ static void scrape_nodes(corral__autoscaler_t *as, const plan_rev_t *p, size_t n
     for (size_t i = 0; i < n; i++) {
         if (p[i].sig != SIG_GPU)
             continue;
-        for (size_t j = 0; j < p[i].nodes.n; j++) {
+        for (size_t j = 0; j < p[i].nodes.n && !stopping(as); j++) {
             const char *node = p[i].nodes.v[j];
             bool seen = !node || !*node;
             for (size_t k = 0; k < ndone && !seen; k++)
@@ -545,7 +551,7 @@ static void value_pods(corral__autoscaler_t *as, plan_rev_t *p, size_t *budget)
     for (size_t j = 0; j < p->addrs.n; j++) {
         if (!p->addrs.v[j] || !*p->addrs.v[j])
             continue; /* not started yet: carries nothing */
-        if (*budget == 0)
+        if (*budget == 0 || stopping(as))
             break;
         (*budget)--;
         tried++;
@@ -701,7 +707,7 @@ void corral__as_collect(corral__autoscaler_t *as, int64_t now_ns)
     strs_t bad = {0};
     scrape_nodes(as, p, n, &bad);
     size_t budget = MAX_POD_SCRAPES;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !stopping(as); i++) {
         if (p[i].sig == SIG_GPU)
             value_gpu(as, &p[i], &bad);
         else if (p[i].sig == SIG_POD)
@@ -875,8 +881,10 @@ int corral__as_new(const corral__as_opts_t *o, corral__autoscaler_t **out, char 
     corral_buf_init(&as->body);
     if (o->cfg) {
         as->client = corral_client_new(o->cfg);
-        if (as->client)
+        if (as->client) {
             corral_client_set_limits(as->client, as->timeout_ms, CORRAL__ASC_MAX_BODY);
+            corral_client_set_abort(as->client, &as->abort_flag);
+        }
     }
     if (o->metrics)
         register_metrics(as, o->metrics);
@@ -895,6 +903,7 @@ void corral__as_free(corral__autoscaler_t *as)
     if (!as)
         return;
     if (as->started) {
+        __atomic_store_n(&as->abort_flag, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&as->mu);
         as->stop = true;
         pthread_cond_broadcast(&as->cv);
