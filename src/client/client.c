@@ -193,7 +193,6 @@ static size_t body_cb(char *p, size_t size, size_t n, void *ud)
 {
     body_sink_t *b = ud;
     if (b->max && b->r->body.len + size * n > b->max) {
-        snprintf(b->r->error, sizeof(b->r->error), "response larger than %zu bytes", b->max);
         b->over = true;
         return 0; /* stops the transfer */
     }
@@ -262,7 +261,10 @@ int corral_client_request(corral_client_t *c, const char *method, const char *pa
         curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     }
     int rc = perform(c, r, h);
-    return sink.over ? CORRAL_ETOOBIG : rc;
+    if (!sink.over)
+        return rc;
+    snprintf(r->error, sizeof(r->error), "response larger than %zu bytes", sink.max);
+    return CORRAL_ETOOBIG;
 }
 
 typedef struct stream {
