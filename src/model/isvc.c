@@ -482,7 +482,7 @@ static void dec_knative(corral__dec_t *d, const corral_val_t *ann, corral_isvc_k
         const char *name = key + strlen(KN_PREFIX);
         corral_opt_num_t n = {false, 0};
         if (strcmp(name, "metric") == 0) {
-            static const char *const m[] = {"concurrency", "rps", METRIC_GPU};
+            static const char *const m[] = {"concurrency", "rps", "cpu", "memory", METRIC_GPU};
             corral__dec_enum(d, v, &k->metric, m, CORRAL_ARRAY_LEN(m));
         } else if (strcmp(name, "target") == 0) {
             if (kn_number(d, v, key, 0.01, 1e9, &n))
