@@ -98,7 +98,10 @@ struct corral__autoscaler {
     /* metrics */
     corral_metric_t *m_desired, *m_ready, *m_pending, *m_panic, *m_observed, *m_target;
     corral_metric_t *m_scrapes, *m_errors;
+    int64_t logged_ns[4]; /* the last log line per source (collector's thread) */
 };
+
+static const char *const sources[] = {"router", "node", "pod", "prometheus"};
 
 /* --- small helpers ----------------------------------------------------------------- */
 
@@ -144,13 +147,33 @@ static bool stopping(const corral__autoscaler_t *as)
     return __atomic_load_n(&as->abort_flag, __ATOMIC_RELAXED) != 0;
 }
 
-static void scrape_count(corral__autoscaler_t *as, const char *source, bool ok)
+/* Count a fetch of source; a failure goes to the log at most once per 30 s
+ * per source, with what failed. */
+static void scrape_count(corral__autoscaler_t *as, const char *source, bool ok, const char *err)
 {
     const char *v[] = {source};
     if (as->m_scrapes)
         corral_metric_add(as->m_scrapes, v, 1);
-    if (!ok && as->m_errors)
+    if (ok)
+        return;
+    if (as->m_errors)
         corral_metric_add(as->m_errors, v, 1);
+    if (!as->o.log)
+        return;
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(sources); i++) {
+        if (strcmp(sources[i], source) != 0)
+            continue;
+        int64_t now = mono_ns();
+        if (as->logged_ns[i] != 0 && now - as->logged_ns[i] < 30 * SEC)
+            return;
+        as->logged_ns[i] = now;
+        char line[512];
+        snprintf(line, sizeof(line),
+                 "autoscaler: %s metrics: %s (samples from it are skipped; more failures are "
+                 "counted in corral_autoscaler_scrape_errors_total)",
+                 source, err && *err ? err : "failed");
+        as->o.log(as->o.log_arg, line);
+    }
 }
 
 /* --- revisions --------------------------------------------------------------------- */
@@ -469,7 +492,7 @@ static bool scrape_routers(corral__autoscaler_t *as)
         if (rc == 0)
             rc = corral__asc_parse_router(corral_buf_str(&as->body), as->body.len, &as->rcur,
                                           &as->pcur, err, sizeof(err));
-        scrape_count(as, "router", rc >= 0);
+        scrape_count(as, "router", rc >= 0, err);
         if (rc < 0)
             ok = false;
     }
@@ -501,13 +524,19 @@ static void scrape_nodes(corral__autoscaler_t *as, const plan_rev_t *p, size_t n
             corral_client_resp_t resp;
             corral_client_resp_init(&resp);
             int rc = corral_client_request(as->client, "GET", path, NULL, NULL, 0, &resp);
-            if (rc == 0 && resp.code == 200)
+            if (rc == 0 && resp.code == 200) {
                 rc = corral__asc_parse_gpu(corral_buf_str(&resp.body), resp.body.len, &as->gpu, err,
                                            sizeof(err));
-            else if (rc == 0)
+            } else if (rc == 0) {
+                char msg[160], why[64];
+                corral_client_error(&resp, why, sizeof(why), msg, sizeof(msg));
+                snprintf(err, sizeof(err), "node %.64s: HTTP %ld: %s", node, resp.code, msg);
                 rc = CORRAL_EIO;
+            } else {
+                snprintf(err, sizeof(err), "node %.64s: %.160s", node, resp.error);
+            }
             corral_client_resp_fini(&resp);
-            scrape_count(as, "node", rc >= 0);
+            scrape_count(as, "node", rc >= 0, err);
             if (rc < 0) {
                 bad->v = corral_realloc(bad->v, (bad->n + 1) * sizeof(*bad->v));
                 bad->v[bad->n++] = corral_strdup(node);
@@ -564,7 +593,7 @@ static void value_pods(corral__autoscaler_t *as, plan_rev_t *p, size_t *budget)
             rc = corral__asc_parse_pod(corral_buf_str(&as->body), as->body.len,
                                        (const char *const *)p->names.v, p->names.n, &sum, err,
                                        sizeof(err));
-        scrape_count(as, "pod", rc >= 0);
+        scrape_count(as, "pod", rc >= 0, err);
         if (rc >= 0) {
             answered++;
             p->value += sum;
@@ -603,7 +632,7 @@ static void value_external(corral__autoscaler_t *as, plan_rev_t *p)
         rc = corral__asc_parse_prom(corral_buf_str(&as->body), as->body.len, &p->value, err,
                                     sizeof(err));
     corral_free(url);
-    scrape_count(as, "prometheus", rc >= 0);
+    scrape_count(as, "prometheus", rc >= 0, err);
     p->ok = rc >= 0;
 }
 

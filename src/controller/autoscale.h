@@ -34,6 +34,10 @@ typedef struct corral__as_opts {
      * was 0 has requests queued at the router (decide again now); NULL: none. */
     void (*notify)(void *arg);
     void *notify_arg;
+    /* A line for the controller's log (scrape failures, at most one per
+     * source every 30 s), from the collector's thread; NULL: quiet. */
+    void (*log)(void *arg, const char *line);
+    void *log_arg;
 } corral__as_opts_t;
 
 /* One revision at one reconcile. Strings and arrays are borrowed. */

@@ -105,6 +105,11 @@ static void as_notify(void *arg)
     corral_controller_wake(arg);
 }
 
+static void as_log(void *arg, const char *line)
+{
+    corral__ctl_log(arg, "%s", line);
+}
+
 int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
                           size_t errlen)
 {
@@ -139,6 +144,8 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
         .metrics = c->m.reg,
         .notify = as_notify,
         .notify_arg = c,
+        .log = as_log,
+        .log_arg = c,
     };
     int arc = corral__as_new(&ao, &c->as, err, errlen);
     if (arc != 0) {

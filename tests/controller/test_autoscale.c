@@ -172,6 +172,16 @@ static corral_isvc_component_t comp(const char *metric, int32_t target)
     return c;
 }
 
+static char logged[512];
+static int nlogged;
+
+static void on_log(void *arg, const char *line)
+{
+    (void)arg;
+    if (nlogged++ == 0)
+        snprintf(logged, sizeof(logged), "%s", line);
+}
+
 /* --- through the fixtures ---------------------------------------------------------- */
 
 Test(autoscale, router_concurrency_panics_up_with_its_inputs_in_the_reason)
@@ -326,7 +336,8 @@ Test(autoscale, unmeasured_metric_and_unreachable_router_keep_the_count)
     corral__as_opts_t o = {.router_metrics = "127.0.0.1:1",
                            .tick_ns = 3600 * S,
                            .stable_window_ns = 2 * S,
-                           .scale_to_zero_grace_ns = 1};
+                           .scale_to_zero_grace_ns = 1,
+                           .log = on_log};
     corral__autoscaler_t *as = NULL;
     char err[256];
     cr_assert_eq(corral__as_new(&o, &as, err, sizeof(err)), 0, "%s", err);
@@ -338,6 +349,11 @@ Test(autoscale, unmeasured_metric_and_unreachable_router_keep_the_count)
         corral__as_collect(as, t * S);
     d = decide(&f, &cc, "s", 2, 0, NULL, NULL, NULL, 0, 10 * S);
     cr_assert_eq(d.desired, 2, "%s", d.reason);
+    /* The failure is logged with its address, not once per tick. */
+    cr_assert_geq(nlogged, 1);
+    cr_assert_lt(nlogged, 9, "rate-limited");
+    cr_assert(strstr(logged, "autoscaler: router metrics: http://127.0.0.1:1/metrics"), "%s",
+              logged);
     f.as = keep;
     corral__as_free(as);
     fx_stop(&f);
