@@ -122,8 +122,12 @@ static bool autoscaler_duration(int ch, const char *s, corral_controller_opts_t 
         if (f[i].ch != ch)
             continue;
         int64_t ns = 0;
-        if (!corral__flag_duration("controller", f[i].flag, s, &ns))
+        if (corral_duration_parse(s, strlen(s), &ns) != 0) {
+            fprintf(stderr,
+                    "corral controller: --%s wants a duration like 30s or 500ms, got \"%s\"\n",
+                    f[i].flag, s);
             return false;
+        }
         if (ns < f[i].min_ns || ns > f[i].max_ns) {
             char lo[32], hi[32];
             corral_duration_format(f[i].min_ns, lo, sizeof(lo));
