@@ -47,8 +47,9 @@ static size_t slot_of(const corral__kpa_t *k, int64_t sec)
 
 void corral__kpa_touch(corral__kpa_t *k, int64_t now_ns)
 {
-    if (now_ns > k->last_active_ns || !k->seen)
+    if (now_ns > k->last_active_ns || !k->touched)
         k->last_active_ns = now_ns;
+    k->touched = true;
 }
 
 void corral__kpa_record(corral__kpa_t *k, int64_t now_ns, double value, bool active)
@@ -158,7 +159,10 @@ void corral__kpa_decide(corral__kpa_t *k, const corral__kpa_params_t *p, int64_t
         k->seen = true;
         /* A new revision starts active when it is to get initial replicas
          * (Knative's initial-scale), else idle since forever. */
-        k->last_active_ns = p->initial_scale > 0 || current > 0 ? now_ns : INT64_MIN / 2;
+        if (p->initial_scale > 0 || current > 0)
+            corral__kpa_touch(k, now_ns);
+        else if (!k->touched)
+            k->last_active_ns = INT64_MIN / 2;
     }
     if (queued > 0)
         corral__kpa_touch(k, now_ns);

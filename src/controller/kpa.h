@@ -37,6 +37,7 @@ typedef struct corral__kpa {
     int64_t *sec;
     size_t n;
     bool seen;              /* first decision made */
+    bool touched;           /* last_active_ns set by a sample or traffic */
     int64_t last_active_ns; /* last sample > 0 or traffic at the router */
     int64_t panic_since_ns; /* last time over the panic threshold; 0: not panicking */
     int32_t max_panic;      /* the most replicas asked for in this panic */
