@@ -401,11 +401,16 @@ size_t corral__as_victim(corral__autoscaler_t *as, const char *ns, const char *c
     size_t best = 0;
     double best_load = INFINITY;
     pthread_mutex_lock(&as->mu);
+    bool router = false; /* the router reports on these pods: one it omits has none in flight */
+    for (size_t i = 0; i < npods && !router; i++) {
+        const double *v = corral__asc_table_get(&as->pod_load, ns, pods[i]);
+        router = v && v[2] > 0;
+    }
     for (size_t i = 0; i < npods; i++) {
         const double *v = corral__asc_table_get(&as->pod_load, ns, pods[i]);
-        /* The router's in-flight requests when it knows the pod, else the
-         * GPU utilization (scaled under one request), else unknown: last. */
-        double load = !v ? 1e12 : v[2] > 0 ? v[0] : v[1] / 1000.0;
+        /* The router's in-flight requests, else the GPU utilization (scaled
+         * under one request), else unknown: last. */
+        double load = router ? (v && v[2] > 0 ? v[0] : 0) : v ? v[1] / 1000.0 : 1e12;
         if (load < best_load) {
             best_load = load;
             best = i;

@@ -207,6 +207,8 @@ Test(autoscale, router_concurrency_panics_up_with_its_inputs_in_the_reason)
     cr_assert_eq(corral__as_victim(f.as, "ml", pods, ready, 3), 1);
     bool ready2[] = {true, true, false};
     cr_assert_eq(corral__as_victim(f.as, "ml", pods, ready2, 3), 2);
+    const char *fresh[] = {"c", "x"}; /* x: never routed to, none in flight */
+    cr_assert_eq(corral__as_victim(f.as, "ml", fresh, ready, 2), 1);
     /* The autoscaler's metrics. */
     corral_buf_t b;
     corral_buf_init(&b);
