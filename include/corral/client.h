@@ -76,6 +76,10 @@ const char *corral_client_server(const corral_client_t *c);
  * a second once *flag becomes non-zero; NULL clears it. flag is borrowed and
  * may be set from another thread. */
 void corral_client_set_abort(corral_client_t *c, const volatile int *flag);
+/* Bound corral_client_request: the whole request within timeout_ms (0: 60 s)
+ * and a body of at most max_body bytes (0: unbounded; over it the request
+ * returns CORRAL_ETOOBIG with r->error set). */
+void corral_client_set_limits(corral_client_t *c, long timeout_ms, size_t max_body);
 
 typedef struct corral_client_resp {
     long code;             /* HTTP status; 0 when no response came */

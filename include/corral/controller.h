@@ -28,6 +28,14 @@ typedef struct corral_controller_opts {
     int64_t usage_retention_ns;        /* UsageRecords finished longer ago are pruned; 0: 90d */
     int64_t usage_max_records;         /* the most UsageRecords kept; 0: 100000 */
     int64_t usage_prune_period_ns;     /* how often retention runs; 0: 10 min */
+    /* The autoscaler of InferenceService revisions (Knative KPA). */
+    const char *router_metrics;          /* router /metrics URLs, comma-separated; NULL: none */
+    int64_t autoscaler_tick_ns;          /* metric collection period; 0: 1 s */
+    int64_t autoscaler_stable_window_ns; /* 0: 60 s */
+    int64_t autoscaler_panic_window_ns;  /* 0: 6 s */
+    int64_t scale_to_zero_grace_ns;      /* 0: 30 s */
+    double max_scale_up_rate;            /* 0: 1000 */
+    double max_scale_down_rate;          /* 0: 2 */
 } corral_controller_opts_t;
 
 /*

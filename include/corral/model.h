@@ -458,6 +458,48 @@ typedef struct corral_hypernode {
 
 /* --- KServe ----------------------------------------------------------------- */
 
+/* A quantity read as a number (KServe's MetricQuantity): set, value. */
+typedef struct corral_opt_num {
+    bool set;
+    double v;
+} corral_opt_num_t;
+
+/* KServe's MetricTarget. */
+typedef struct corral_isvc_metric_target {
+    const char *type; /* Utilization, Value, AverageValue; NULL: as the value given */
+    corral_opt_num_t value;
+    corral_opt_num_t average_value;
+    corral_opt_i32_t average_utilization; /* percent, Resource only */
+} corral_isvc_metric_target_t;
+
+/* One entry of KServe's `autoScaling.metrics`. */
+typedef struct corral_isvc_metric {
+    const char *type;              /* Resource, External, PodMetric */
+    const char *resource;          /* Resource: cpu, memory */
+    const char *backend;           /* External: prometheus, graphite; PodMetric: opentelemetry */
+    const char *server_address;    /* External, PodMetric */
+    const char *query;             /* External, PodMetric */
+    const char *query_namespace;   /* External: metric.namespace */
+    corral_strlist_t metric_names; /* PodMetric: metric.metricNames */
+    corral_isvc_metric_target_t target;
+} corral_isvc_metric_t;
+
+/* The Knative autoscaling annotations KServe passes through to the revision
+ * (`autoscaling.knative.dev/...`), from the service's metadata.annotations,
+ * overridden by the component's own `annotations`. */
+typedef struct corral_isvc_knative {
+    const char *metric;                   /* metric: concurrency, rps (or Corral's metrics) */
+    corral_opt_num_t target;              /* target (> 0) */
+    corral_opt_num_t target_utilization;  /* target-utilization-percentage (1-100) */
+    corral_opt_i64_t window_ns;           /* window (6s-1h) */
+    corral_opt_num_t panic_window_pct;    /* panic-window-percentage (1-100) */
+    corral_opt_num_t panic_threshold_pct; /* panic-threshold-percentage (110-1000) */
+    corral_opt_i64_t retention_ns;        /* scale-to-zero-pod-retention-period (>= 0) */
+    corral_opt_num_t max_scale_up_rate;   /* max-scale-up-rate (> 1) */
+    corral_opt_num_t max_scale_down_rate; /* max-scale-down-rate (> 1) */
+    corral_opt_i32_t initial_scale;       /* initial-scale (>= 0) */
+} corral_isvc_knative_t;
+
 typedef struct corral_isvc_component {
     bool present;
     corral_opt_i32_t min_replicas; /* KServe default 1; 0 enables scale to zero */
@@ -483,6 +525,9 @@ typedef struct corral_isvc_component {
     const char *service_account_name;
     const char *priority_class_name;
     const char *scheduler_name;
+    corral_isvc_metric_t *metrics; /* autoScaling.metrics */
+    size_t nmetrics;
+    corral_isvc_knative_t knative; /* autoscaling.knative.dev annotations */
 } corral_isvc_component_t;
 
 typedef struct corral_isvc {

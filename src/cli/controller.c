@@ -35,6 +35,17 @@ static const char usage_text[] =
     "  --usage-retention DUR            UsageRecords finished longer ago are pruned (90d)\n"
     "  --usage-max-records N            keep at most N UsageRecords, oldest pruned (100000)\n"
     "  --usage-prune-period DUR         how often retention runs (10m)\n"
+    "\n"
+    "The autoscaler of InferenceService revisions (Knative KPA, docs/inference.md):\n"
+    "  --router-metrics URL[,URL...]    the routers' /metrics (HOST:PORT or URL; none: the\n"
+    "                                   concurrency and rps metrics have no samples)\n"
+    "  --autoscaler-tick DUR            how often metrics are collected (1s)\n"
+    "  --autoscaler-stable-window DUR   the stable window (60s; 1s to 1h)\n"
+    "  --autoscaler-panic-window DUR    the panic window (6s)\n"
+    "  --scale-to-zero-grace DUR        idle this long after the stable window before\n"
+    "                                   a revision goes to zero (30s)\n"
+    "  --max-scale-up-rate X            at most X times the current replicas per decision (1000)\n"
+    "  --max-scale-down-rate X          at least current / X replicas per decision (2)\n"
     "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
 
 enum {
@@ -48,6 +59,13 @@ enum {
     OPT_RETENTION,
     OPT_MAXREC,
     OPT_PRUNE,
+    OPT_ROUTER_METRICS,
+    OPT_AS_TICK,
+    OPT_AS_STABLE,
+    OPT_AS_PANIC,
+    OPT_AS_GRACE,
+    OPT_AS_UP,
+    OPT_AS_DOWN,
 };
 
 static volatile int stop_flag;
@@ -68,6 +86,63 @@ static void *sig_thread(void *arg)
     return NULL;
 }
 
+/* A rate flag: a number greater than 1. */
+static bool rate_flag(const char *flag, const char *s, double *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 1) || v > 1e6) {
+        fprintf(stderr,
+                "corral controller: --%s: want a number greater than 1 (e.g. 2), got "
+                "\"%s\"\n",
+                flag, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* The autoscaler's durations: at least 1 s for windows and the tick at
+ * least 10 ms; the stable window at most 1 h. */
+static bool autoscaler_duration(int ch, const char *s, corral_controller_opts_t *o)
+{
+    static const struct {
+        int ch;
+        const char *flag;
+        int64_t min_ns, max_ns;
+    } f[] = {
+        {OPT_AS_TICK, "autoscaler-tick", 10000000, 60 * CORRAL_NS_PER_SEC},
+        {OPT_AS_STABLE, "autoscaler-stable-window", CORRAL_NS_PER_SEC, 3600 * CORRAL_NS_PER_SEC},
+        {OPT_AS_PANIC, "autoscaler-panic-window", CORRAL_NS_PER_SEC, 3600 * CORRAL_NS_PER_SEC},
+        {OPT_AS_GRACE, "scale-to-zero-grace", 0, 3600 * CORRAL_NS_PER_SEC},
+    };
+    int64_t *dst[] = {&o->autoscaler_tick_ns, &o->autoscaler_stable_window_ns,
+                      &o->autoscaler_panic_window_ns, &o->scale_to_zero_grace_ns};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(f); i++) {
+        if (f[i].ch != ch)
+            continue;
+        int64_t ns = 0;
+        if (corral_duration_parse(s, strlen(s), &ns) != 0) {
+            fprintf(stderr,
+                    "corral controller: --%s wants a duration like 30s or 500ms, got \"%s\"\n",
+                    f[i].flag, s);
+            return false;
+        }
+        if (ns < f[i].min_ns || ns > f[i].max_ns) {
+            char lo[32], hi[32];
+            corral_duration_format(f[i].min_ns, lo, sizeof(lo));
+            corral_duration_format(f[i].max_ns, hi, sizeof(hi));
+            fprintf(stderr, "corral controller: --%s: must be from %s to %s, got %s\n", f[i].flag,
+                    lo, hi, s);
+            return false;
+        }
+        /* 0 means "the default" to the autoscaler: a zero grace is 1 ns. */
+        *dst[i] = ns > 0 ? ns : 1;
+        return true;
+    }
+    return false;
+}
+
 static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts_t *o)
 {
     static const struct option longopts[] = {
@@ -81,6 +156,13 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"usage-retention", required_argument, NULL, OPT_RETENTION},
         {"usage-max-records", required_argument, NULL, OPT_MAXREC},
         {"usage-prune-period", required_argument, NULL, OPT_PRUNE},
+        {"router-metrics", required_argument, NULL, OPT_ROUTER_METRICS},
+        {"autoscaler-tick", required_argument, NULL, OPT_AS_TICK},
+        {"autoscaler-stable-window", required_argument, NULL, OPT_AS_STABLE},
+        {"autoscaler-panic-window", required_argument, NULL, OPT_AS_PANIC},
+        {"scale-to-zero-grace", required_argument, NULL, OPT_AS_GRACE},
+        {"max-scale-up-rate", required_argument, NULL, OPT_AS_UP},
+        {"max-scale-down-rate", required_argument, NULL, OPT_AS_DOWN},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
@@ -134,6 +216,20 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         case OPT_MAXREC:
             ok = corral__flag_int("controller", "usage-max-records", optarg, 1, INT64_MAX, &v);
             o->usage_max_records = v;
+            break;
+        case OPT_ROUTER_METRICS:
+            o->router_metrics = optarg;
+            break;
+        case OPT_AS_TICK:
+        case OPT_AS_STABLE:
+        case OPT_AS_PANIC:
+        case OPT_AS_GRACE:
+            ok = autoscaler_duration(ch, optarg, o);
+            break;
+        case OPT_AS_UP:
+        case OPT_AS_DOWN:
+            ok = rate_flag(ch == OPT_AS_UP ? "max-scale-up-rate" : "max-scale-down-rate", optarg,
+                           ch == OPT_AS_UP ? &o->max_scale_up_rate : &o->max_scale_down_rate);
             break;
         case 'q':
             o->log = NULL;

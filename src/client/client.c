@@ -19,6 +19,8 @@ struct corral_client {
     corral_client_config_t cfg;
     char *auth;                     /* "Authorization: Bearer ..." */
     const volatile int *abort_flag; /* see corral_client_set_abort */
+    long timeout_ms;                /* corral_client_set_limits; 0: 60 s */
+    size_t max_body;                /* 0: unbounded */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -101,6 +103,12 @@ void corral_client_set_abort(corral_client_t *c, const volatile int *flag)
     c->abort_flag = flag;
 }
 
+void corral_client_set_limits(corral_client_t *c, long timeout_ms, size_t max_body)
+{
+    c->timeout_ms = timeout_ms;
+    c->max_body = max_body;
+}
+
 /* libcurl calls this about once a second even on an idle connection, so a
  * watch or a followed log ends within a second of the flag being set. */
 static int progress_cb(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
@@ -175,10 +183,20 @@ static size_t header_cb(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
+typedef struct body_sink {
+    corral_client_resp_t *r;
+    size_t max; /* 0: unbounded */
+    bool over;
+} body_sink_t;
+
 static size_t body_cb(char *p, size_t size, size_t n, void *ud)
 {
-    corral_client_resp_t *r = ud;
-    corral_buf_append(&r->body, p, size * n);
+    body_sink_t *b = ud;
+    if (b->max && b->r->body.len + size * n > b->max) {
+        b->over = true;
+        return 0; /* stops the transfer */
+    }
+    corral_buf_append(&b->r->body, p, size * n);
     return size * n;
 }
 
@@ -232,14 +250,21 @@ int corral_client_request(corral_client_t *c, const char *method, const char *pa
                           const char *ctype, const char *body, size_t len, corral_client_resp_t *r)
 {
     struct curl_slist *h = prepare(c, method, path, ctype, r);
+    body_sink_t sink = {r, c->max_body, false};
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, body_cb);
-    curl_easy_setopt(c->h, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(c->h, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, c->timeout_ms > 0 ? c->timeout_ms : 60000L);
+    if (c->timeout_ms > 0 && c->timeout_ms < 10000)
+        curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
     if (body) {
         curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     }
-    return perform(c, r, h);
+    int rc = perform(c, r, h);
+    if (!sink.over)
+        return rc;
+    snprintf(r->error, sizeof(r->error), "response larger than %zu bytes", sink.max);
+    return CORRAL_ETOOBIG;
 }
 
 typedef struct stream {

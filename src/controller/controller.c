@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/autoscale.h"
 #include "controller/controller_int.h"
 #include "corral/timefmt.h"
 
@@ -107,6 +108,17 @@ static const inf_spec_t informers[CORRAL__NINF] = {
     {CORRAL_KIND_ISVC, NULL},
 };
 
+/* The autoscaler saw requests waiting for a revision at zero. */
+static void as_notify(void *arg)
+{
+    corral_controller_wake(arg);
+}
+
+static void as_log(void *arg, const char *line)
+{
+    corral__ctl_log(arg, "%s", line);
+}
+
 int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
                           size_t errlen)
 {
@@ -129,6 +141,26 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
     c->cl = corral_client_new(o->cfg);
     c->q = corral_evq_new();
     corral__cm_start(c);
+    corral__as_opts_t ao = {
+        .cfg = o->cfg,
+        .router_metrics = o->router_metrics,
+        .tick_ns = o->autoscaler_tick_ns,
+        .stable_window_ns = o->autoscaler_stable_window_ns,
+        .panic_window_ns = o->autoscaler_panic_window_ns,
+        .scale_to_zero_grace_ns = o->scale_to_zero_grace_ns,
+        .max_scale_up_rate = o->max_scale_up_rate,
+        .max_scale_down_rate = o->max_scale_down_rate,
+        .metrics = c->m.reg,
+        .notify = as_notify,
+        .notify_arg = c,
+        .log = as_log,
+        .log_arg = c,
+    };
+    int arc = corral__as_new(&ao, &c->as, err, errlen);
+    if (arc != 0) {
+        corral_controller_free(c);
+        return arc;
+    }
     corral__cache_init(&c->cache);
     for (size_t i = 0; i < CORRAL__NINF; i++) {
         corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
@@ -162,6 +194,10 @@ void corral_controller_free(corral_controller_t *c)
     corral_free(c->dirty.items);
     corral_free(c->gcq.items);
     corral_client_free(c->cl);
+    /* No scrape may run the autoscaler's collect callback once it is gone. */
+    corral_metrics_server_stop(c->m.srv);
+    c->m.srv = NULL;
+    corral__as_free(c->as);
     corral__cm_stop(c);
     corral_free(c);
 }

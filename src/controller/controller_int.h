@@ -207,6 +207,7 @@ struct corral_controller {
     int64_t evict_timer_at;  /* a pending eviction-deadline timer (monotonic), 0: none */
     uint64_t actions;        /* writes sent (for logs and tests) */
     corral__cmetrics_t m;
+    struct corral__autoscaler *as; /* InferenceService revisions (autoscale.h) */
     /* UsageRecords (usage.c): written once the first list of the existing
      * ones is known (so a restart does not post every finished pod again);
      * writes that failed for a reason that passes wait in retry. */

@@ -9,8 +9,11 @@
  * fields are kept as written. Validation follows KServe's webhook (replica
  * bounds, one implementation per predictor) and the shared GPU resource rules.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "corral/timefmt.h"
 
 #include "model/model_int.h"
 
@@ -134,6 +137,402 @@ static void dec_timeout(corral__dec_t *d, const corral_val_t *v, void *out)
         corral__dec_err(d, v, "must be 0 or more seconds, got %lld", (long long)o->v);
         o->set = false;
     }
+}
+
+/* --- autoScaling.metrics (KServe's MetricsSpec) ------------------------------------- */
+
+/* A MetricQuantity ("2", "500m", "1.5", "16Gi") as a number > 0. */
+static void dec_metric_qty(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_opt_num_t *o = out;
+    if (!v || v->kind == CORRAL_VAL_NULL)
+        return;
+    corral_qty_t q;
+    char why[256];
+    int64_t milli = 0;
+    if (v->kind != CORRAL_VAL_STR && v->kind != CORRAL_VAL_INT && v->kind != CORRAL_VAL_FLOAT) {
+        corral__dec_err(d, v, "expected a quantity such as 2, 500m or 1.5");
+        return;
+    }
+    if (corral_qty_parse(v->s, v->len, &q, why, sizeof(why)) != 0) {
+        corral__dec_err(d, v, "%s", why);
+        return;
+    }
+    if (corral_qty_sign(&q) <= 0 || corral_qty_milli(&q, &milli) != 0) {
+        corral__dec_err(d, v, "must be a quantity greater than 0, got %s", v->s);
+        return;
+    }
+    o->set = true;
+    o->v = (double)milli / 1000.0;
+}
+
+static void dec_target_type(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    static const char *const t[] = {"Utilization", "Value", "AverageValue"};
+    corral__dec_enum(d, v, out, t, CORRAL_ARRAY_LEN(t));
+}
+
+static const corral__field_t metric_target_fields[] = {
+    CORRAL__F("type", dec_target_type, corral_isvc_metric_target_t, type),
+    CORRAL__F("value", dec_metric_qty, corral_isvc_metric_target_t, value),
+    CORRAL__F("averageValue", dec_metric_qty, corral_isvc_metric_target_t, average_value),
+    CORRAL__F("averageUtilization", corral__dec_opt_i32, corral_isvc_metric_target_t,
+              average_utilization),
+};
+
+/* KServe's validateScaleTarget: the type names the field that must be set. */
+static void dec_metric_target(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_isvc_metric_target_t *t = out;
+    if (!CORRAL__DEC_MAP(d, v, metric_target_fields, t) || !v || v->kind != CORRAL_VAL_MAP)
+        return;
+    const char *type = t->type;
+    if (!type)
+        type = t->average_value.set ? "AverageValue"
+               : t->value.set       ? "Value"
+                                    : (t->average_utilization.set ? "Utilization" : NULL);
+    if (!type) {
+        corral__dec_err(d, v, "needs a value: `value`, `averageValue` or `averageUtilization`");
+        return;
+    }
+    t->type = type;
+    if (strcmp(type, "Utilization") == 0) {
+        if (!t->average_utilization.set)
+            corral__dec_err_field(d, v, "averageUtilization",
+                                  "required with type Utilization (a percentage, 1-100)");
+        else if (t->average_utilization.v < 1 || t->average_utilization.v > 100)
+            corral__dec_err_field(d, corral_val_get(v, "averageUtilization"), "averageUtilization",
+                                  "the target utilization percentage must be from 1 to 100, got %d",
+                                  t->average_utilization.v);
+    } else if (strcmp(type, "Value") == 0 && !t->value.set) {
+        corral__dec_err_field(d, v, "value", "required with type Value (the metric's target)");
+    } else if (strcmp(type, "AverageValue") == 0 && !t->average_value.set) {
+        corral__dec_err_field(d, v, "averageValue",
+                              "required with type AverageValue (the target per replica)");
+    }
+}
+
+static void dec_resource_name(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    static const char *const r[] = {"cpu", "memory"};
+    corral__dec_enum(d, v, out, r, CORRAL_ARRAY_LEN(r));
+}
+
+static const corral__field_t resource_metric_fields[] = {
+    CORRAL__F("name", dec_resource_name, corral_isvc_metric_t, resource),
+    CORRAL__F("target", dec_metric_target, corral_isvc_metric_t, target),
+};
+
+static void dec_ext_backend(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    static const char *const b[] = {"prometheus", "graphite"};
+    corral__dec_enum(d, v, out, b, CORRAL_ARRAY_LEN(b));
+}
+
+static const corral__field_t external_metrics_fields[] = {
+    CORRAL__F("backend", dec_ext_backend, corral_isvc_metric_t, backend),
+    CORRAL__F("serverAddress", corral__dec_str, corral_isvc_metric_t, server_address),
+    CORRAL__F("query", corral__dec_str, corral_isvc_metric_t, query),
+    CORRAL__F("namespace", corral__dec_str, corral_isvc_metric_t, query_namespace),
+};
+
+static void dec_external_metric(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    CORRAL__DEC_MAP(d, v, external_metrics_fields, out);
+}
+
+static const corral__field_t external_fields[] = {
+    CORRAL__WHOLE("metric", dec_external_metric),
+    CORRAL__F("target", dec_metric_target, corral_isvc_metric_t, target),
+    CORRAL__KEEP("authenticationRef"),
+};
+
+static void dec_pod_backend(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    static const char *const b[] = {"opentelemetry"};
+    corral__dec_enum(d, v, out, b, CORRAL_ARRAY_LEN(b));
+}
+
+static const corral__field_t pod_metrics_fields[] = {
+    CORRAL__F("backend", dec_pod_backend, corral_isvc_metric_t, backend),
+    CORRAL__F("serverAddress", corral__dec_str, corral_isvc_metric_t, server_address),
+    CORRAL__F("metricNames", corral__dec_strlist, corral_isvc_metric_t, metric_names),
+    CORRAL__F("query", corral__dec_str, corral_isvc_metric_t, query),
+    CORRAL__KEEP("operationOverTime"),
+};
+
+static void dec_pod_metric(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    CORRAL__DEC_MAP(d, v, pod_metrics_fields, out);
+}
+
+static const corral__field_t podmetric_fields[] = {
+    CORRAL__WHOLE("metric", dec_pod_metric),
+    CORRAL__F("target", dec_metric_target, corral_isvc_metric_t, target),
+};
+
+static void dec_resource_src(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    CORRAL__DEC_MAP(d, v, resource_metric_fields, out);
+}
+
+static void dec_external_src(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    CORRAL__DEC_MAP(d, v, external_fields, out);
+}
+
+static void dec_podmetric_src(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    CORRAL__DEC_MAP(d, v, podmetric_fields, out);
+}
+
+static void dec_metric_src_type(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    static const char *const t[] = {"Resource", "External", "PodMetric"};
+    corral__dec_enum(d, v, out, t, CORRAL_ARRAY_LEN(t));
+}
+
+static const corral__field_t metric_spec_fields[] = {
+    CORRAL__F("type", dec_metric_src_type, corral_isvc_metric_t, type),
+    CORRAL__WHOLE("resource", dec_resource_src),
+    CORRAL__WHOLE("external", dec_external_src),
+    CORRAL__WHOLE("podmetric", dec_podmetric_src),
+};
+
+/* Is s a bare Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)? */
+static bool is_metric_name(const char *s)
+{
+    if (!s || !*s || (*s >= '0' && *s <= '9'))
+        return false;
+    for (; *s; s++) {
+        char c = *s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == ':'))
+            return false;
+    }
+    return true;
+}
+
+/* The per-type rules (KServe's KEDA validation, plus what Corral can run). */
+static void check_metric_spec(corral__dec_t *d, const corral_val_t *v, corral_isvc_metric_t *m)
+{
+    static const char *const src_field[][2] = {
+        {"Resource", "resource"}, {"External", "external"}, {"PodMetric", "podmetric"}};
+    const corral_val_t *src = NULL;
+    const char *field = NULL;
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(src_field); i++) {
+        const corral_val_t *f = corral_val_get(v, src_field[i][1]);
+        if (strcmp(m->type, src_field[i][0]) == 0) {
+            src = f;
+            field = src_field[i][1];
+        } else if (f && f->kind != CORRAL_VAL_NULL) {
+            corral__dec_err_field(d, f, src_field[i][1], "set, but type is %s: give `%s` only",
+                                  m->type, src_field[i][1]);
+        }
+    }
+    if (!src || src->kind != CORRAL_VAL_MAP) {
+        corral__dec_err_field(d, src ? src : v, field, "required for type %s", m->type);
+        return;
+    }
+    const corral_val_t *target = corral_val_get(src, "target");
+    if (!target || target->kind == CORRAL_VAL_NULL)
+        corral__dec_err_field(d, src, "target", "required: the value to scale to");
+    size_t mk = corral__dec_enter(d, field);
+    if (strcmp(m->type, "Resource") == 0) {
+        if (!m->resource)
+            corral__dec_err_field(d, src, "name", "required: cpu or memory");
+        else if (strcmp(m->resource, "cpu") == 0 && m->target.type &&
+                 strcmp(m->target.type, "Utilization") != 0)
+            corral__dec_err_field(d, target, "target.type",
+                                  "the cpu target type must be Utilization");
+        else if (strcmp(m->resource, "memory") == 0 && m->target.type &&
+                 strcmp(m->target.type, "Value") == 0)
+            corral__dec_err_field(d, target, "target.type",
+                                  "the memory target type must be AverageValue or Utilization");
+    } else {
+        const corral_val_t *metric = corral_val_get(src, "metric");
+        if (m->target.type && strcmp(m->target.type, "Utilization") == 0)
+            corral__dec_err_field(d, target, "target.type",
+                                  "Utilization is for Resource metrics only; use Value or "
+                                  "AverageValue");
+        if (strcmp(m->type, "External") == 0) {
+            if (m->backend && strcmp(m->backend, "prometheus") != 0)
+                corral__dec_err_field(d, metric, "metric.backend",
+                                      "Corral queries Prometheus only (backend: prometheus)");
+            if (!m->query || !*m->query)
+                corral__dec_err_field(d, metric ? metric : src, "metric.query",
+                                      "required: the Prometheus query whose value is scaled on");
+            if (!m->server_address || !*m->server_address)
+                corral__dec_err_field(d, metric ? metric : src, "metric.serverAddress",
+                                      "required: the Prometheus server to query, e.g. "
+                                      "http://127.0.0.1:9090");
+        } else if (m->metric_names.n == 0) {
+            if (is_metric_name(m->query)) {
+                m->metric_names.items = corral_arena_alloc(d->a, sizeof(char *));
+                m->metric_names.items[0] = m->query;
+                m->metric_names.n = 1;
+            } else {
+                corral__dec_err_field(d, metric ? metric : src, "metric.metricNames",
+                                      "required: the metric names Corral reads from each "
+                                      "replica's /metrics (e.g. vllm:num_requests_waiting); a "
+                                      "query must be a bare metric name");
+            }
+        }
+    }
+    corral__dec_leave(d, mk);
+}
+
+static void dec_metric_spec(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_isvc_metric_t *m = out;
+    if (!CORRAL__DEC_MAP(d, v, metric_spec_fields, m) || !v || v->kind != CORRAL_VAL_MAP)
+        return;
+    if (!corral_val_get(v, "type")) {
+        corral__dec_err_field(d, v, "type", "required: Resource, External or PodMetric");
+        return;
+    }
+    if (m->type)
+        check_metric_spec(d, v, m);
+}
+
+static void dec_as_metrics(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_isvc_component_t *c = out;
+    corral__dec_seq(d, v, sizeof(corral_isvc_metric_t), dec_metric_spec, (void **)&c->metrics,
+                    &c->nmetrics);
+    if (c->nmetrics > 1) {
+        size_t m = corral__dec_enter_index(d, 1);
+        corral__dec_warn(d, v->items[1],
+                         "Corral scales on the first entry of autoScaling.metrics only; this one "
+                         "and any after it are kept as written");
+        corral__dec_leave(d, m);
+    }
+}
+
+static const corral__field_t autoscaling_fields[] = {
+    CORRAL__WHOLE("metrics", dec_as_metrics),
+    CORRAL__KEEP("behavior"),
+};
+
+static void dec_autoscaling(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    CORRAL__DEC_MAP(d, v, autoscaling_fields, out);
+}
+
+/* --- Knative's autoscaling annotations ---------------------------------------------- */
+
+#define KN_PREFIX "autoscaling.knative.dev/"
+
+/* A number in an annotation (a string), within [lo, hi]. */
+static bool kn_number(corral__dec_t *d, const corral_val_t *v, const char *key, double lo,
+                      double hi, corral_opt_num_t *out)
+{
+    char *end = NULL;
+    double x = v->s ? strtod(v->s, &end) : 0;
+    if (!v->s || end == v->s || *end || x != x || x < lo || x > hi) {
+        corral__dec_err_field(d, v, key, "must be a number from %g to %g, got \"%s\"", lo, hi,
+                              v->s ? v->s : "");
+        return false;
+    }
+    out->set = true;
+    out->v = x;
+    return true;
+}
+
+/* A duration in an annotation: Go form ("60s") or plain seconds ("60"). */
+static void kn_duration(corral__dec_t *d, const corral_val_t *v, const char *key, int64_t lo,
+                        int64_t hi, corral_opt_i64_t *out)
+{
+    int64_t ns = 0;
+    char *end = NULL;
+    long long secs = v->s ? strtoll(v->s, &end, 10) : 0;
+    if (v->s && end != v->s && !*end && secs >= 0 && secs <= 86400)
+        ns = (int64_t)secs * 1000000000LL;
+    else if (!v->s || corral_duration_parse(v->s, v->len, &ns) != 0) {
+        corral__dec_err_field(d, v, key, "\"%s\" is not a duration such as 60s or 2m",
+                              v->s ? v->s : "");
+        return;
+    }
+    if (ns < lo || ns > hi) {
+        char a[32], b[32];
+        corral_duration_format(lo, a, sizeof(a));
+        corral_duration_format(hi, b, sizeof(b));
+        corral__dec_err_field(d, v, key, "must be from %s to %s, got \"%s\"", a, b, v->s);
+        return;
+    }
+    out->set = true;
+    out->v = ns;
+}
+
+/* One annotations mapping; later calls override earlier ones. */
+static void dec_knative(corral__dec_t *d, const corral_val_t *ann, corral_isvc_knative_t *k)
+{
+    if (!ann || ann->kind != CORRAL_VAL_MAP)
+        return;
+    const int64_t s = 1000000000LL;
+    for (size_t i = 0; i < ann->n; i++) {
+        const char *key = ann->pairs[i].key->s;
+        const corral_val_t *v = ann->pairs[i].val;
+        if (strncmp(key, KN_PREFIX, strlen(KN_PREFIX)) != 0 || !v || v->kind == CORRAL_VAL_NULL)
+            continue;
+        if (v->kind == CORRAL_VAL_SEQ || v->kind == CORRAL_VAL_MAP) {
+            corral__dec_err_field(d, v, key, "an annotation's value is a string");
+            continue;
+        }
+        const char *name = key + strlen(KN_PREFIX);
+        corral_opt_num_t n = {false, 0};
+        if (strcmp(name, "metric") == 0) {
+            static const char *const m[] = {"concurrency", "rps", "cpu", "memory", METRIC_GPU};
+            corral__dec_enum(d, v, &k->metric, m, CORRAL_ARRAY_LEN(m));
+        } else if (strcmp(name, "target") == 0) {
+            if (kn_number(d, v, key, 0.01, 1e9, &n))
+                k->target = n;
+        } else if (strcmp(name, "target-utilization-percentage") == 0) {
+            if (kn_number(d, v, key, 1, 100, &n))
+                k->target_utilization = n;
+        } else if (strcmp(name, "window") == 0) {
+            kn_duration(d, v, key, 6 * s, 3600 * s, &k->window_ns);
+        } else if (strcmp(name, "panic-window-percentage") == 0) {
+            if (kn_number(d, v, key, 1, 100, &n))
+                k->panic_window_pct = n;
+        } else if (strcmp(name, "panic-threshold-percentage") == 0) {
+            if (kn_number(d, v, key, 110, 1000, &n))
+                k->panic_threshold_pct = n;
+        } else if (strcmp(name, "scale-to-zero-pod-retention-period") == 0) {
+            kn_duration(d, v, key, 0, 3600 * s, &k->retention_ns);
+        } else if (strcmp(name, "max-scale-up-rate") == 0) {
+            if (kn_number(d, v, key, 1.0001, 1e6, &n))
+                k->max_scale_up_rate = n;
+        } else if (strcmp(name, "max-scale-down-rate") == 0) {
+            if (kn_number(d, v, key, 1.0001, 1e6, &n))
+                k->max_scale_down_rate = n;
+        } else if (strcmp(name, "initial-scale") == 0) {
+            if (kn_number(d, v, key, 0, 1e6, &n)) {
+                k->initial_scale.set = true;
+                k->initial_scale.v = (int32_t)n.v;
+            }
+        }
+    }
+}
+
+/* The service's annotations, then the component's own (`spec.<name>.annotations`). */
+static void knative_annotations(corral__dec_t *d, const corral_val_t *root, const char *name,
+                                corral_isvc_component_t *c)
+{
+    size_t m = corral__dec_enter(d, "metadata");
+    size_t m2 = corral__dec_enter(d, "annotations");
+    dec_knative(d, corral_val_get(corral_val_get(root, "metadata"), "annotations"), &c->knative);
+    corral__dec_leave(d, m2);
+    corral__dec_leave(d, m);
+    m = corral__dec_enter(d, "spec");
+    m2 = corral__dec_enter(d, name);
+    size_t m3 = corral__dec_enter(d, "annotations");
+    dec_knative(d,
+                corral_val_get(corral_val_get(corral_val_get(root, "spec"), name), "annotations"),
+                &c->knative);
+    corral__dec_leave(d, m3);
+    corral__dec_leave(d, m2);
+    corral__dec_leave(d, m);
 }
 
 /* --- model ------------------------------------------------------------------------ */
@@ -325,9 +724,9 @@ static void dec_containers(corral__dec_t *d, const corral_val_t *v, void *out)
         CORRAL__F("priorityClassName", corral__dec_str, corral_isvc_component_t,                   \
                   priority_class_name),                                                            \
         CORRAL__F("schedulerName", corral__dec_str, corral_isvc_component_t, scheduler_name),      \
-        CORRAL__KEEP("scaleMetricType"), CORRAL__KEEP("autoScaling"), CORRAL__KEEP("logger"),      \
-        CORRAL__KEEP("batcher"), CORRAL__KEEP("labels"), CORRAL__KEEP("annotations"),              \
-        CORRAL__KEEP("deploymentStrategy"), CORRAL__KEEP("volumes"),                               \
+        CORRAL__KEEP("scaleMetricType"), CORRAL__WHOLE("autoScaling", dec_autoscaling),            \
+        CORRAL__KEEP("logger"), CORRAL__KEEP("batcher"), CORRAL__KEEP("labels"),                   \
+        CORRAL__KEEP("annotations"), CORRAL__KEEP("deploymentStrategy"), CORRAL__KEEP("volumes"),  \
         CORRAL__KEEP("initContainers"), CORRAL__KEEP("ephemeralContainers"),                       \
         CORRAL__KEEP("restartPolicy"), CORRAL__KEEP("terminationGracePeriodSeconds"),              \
         CORRAL__KEEP("activeDeadlineSeconds"), CORRAL__KEEP("dnsPolicy"),                          \
@@ -396,6 +795,12 @@ static void check_scaling(corral__dec_t *d, const corral_val_t *v, const corral_
                               "give either scaleMetric/scaleTarget or scaleMetrics, not both");
         return;
     }
+    const corral_val_t *as = corral_val_get(v, "autoScaling");
+    if (c->nmetrics > 0 &&
+        (corral_val_get(v, "scaleMetric") || (list && list->kind != CORRAL_VAL_NULL)))
+        corral__dec_warn(d, as,
+                         "autoScaling.metrics takes precedence: scaleMetric/scaleMetrics "
+                         "are not used");
     if (c->scale_metric && strcmp(c->scale_metric, METRIC_GPU) == 0 && c->scale_target.set &&
         c->scale_target.v > 100) {
         const corral_val_t *at = corral_val_get(v, "scaleTarget");
@@ -532,6 +937,10 @@ void corral__kind_isvc(corral__dec_t *d, const corral_val_t *root, corral_obj_t 
     corral_isvc_t *s = corral_arena_alloc(d->a, sizeof(*s));
     o->u.isvc = s;
     CORRAL__DEC_MAP(d, root, isvc_fields, s);
+    if (s->predictor.present)
+        knative_annotations(d, root, "predictor", &s->predictor);
+    if (s->transformer.present)
+        knative_annotations(d, root, "transformer", &s->transformer);
     const corral_val_t *spec = corral_val_get(root, "spec");
     const corral_val_t *pred = corral_val_get(spec, "predictor");
     if (!spec || spec->kind == CORRAL_VAL_NULL)

@@ -365,7 +365,8 @@ MSGDEF(scale_metric, KSV "ScaleMetricTarget", "A metric the component scales on 
         STR("priorityClassName", "The pods' PriorityClass."),                                      \
         STR("schedulerName", "The scheduler of the pods."),                                        \
         STR("scaleMetricType", "Utilization or AverageValue."),                                    \
-        ANY("autoScaling", "KServe's autoscaling policy (kept as written)."),                      \
+        ANY("autoScaling",                                                                         \
+            "KServe's autoscaling: metrics[0] (External, PodMetric) is scaled on."),               \
         ANY("logger", "Request and response logging (kept as written)."),                          \
         ANY("batcher", "Request batching (kept as written)."),                                     \
         STRMAP("labels", "Labels of the component's pods."),                                       \

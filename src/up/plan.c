@@ -167,8 +167,6 @@ static void plan_router(corral_up_plan_t *p, const char *listen, int mport)
     if (!strncmp(h, "0.0.0.0:", 8) || h[0] == ':')
         h = corral_arena_printf(&p->a, "127.0.0.1:%s", strrchr(listen, ':') + 1);
     p->router = corral_arena_printf(&p->a, "http://%s", h);
-    p->router_metrics =
-        corral_arena_printf(&p->a, "http://127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS);
 }
 
 static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport)
@@ -195,12 +193,18 @@ static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int
                            corral_arena_printf(&p->a, "127.0.0.1:%d", sport),
                            NULL};
     add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
-    const char *ctrl[] = {"controller",
-                          "--kubeconfig",
-                          path(p, "kubeconfigs/controller.kubeconfig"),
-                          cport ? "--metrics-listen" : NULL,
-                          corral_arena_printf(&p->a, "127.0.0.1:%d", cport),
-                          NULL};
+    /* The autoscaler reads the router's metrics (none when the router is off). */
+    const char *ctrl[8] = {"controller", "--kubeconfig",
+                           path(p, "kubeconfigs/controller.kubeconfig")};
+    size_t nc = 3;
+    if (p->router_metrics) {
+        ctrl[nc++] = "--router-metrics";
+        ctrl[nc++] = p->router_metrics;
+    }
+    if (cport) {
+        ctrl[nc++] = "--metrics-listen";
+        ctrl[nc++] = corral_arena_printf(&p->a, "127.0.0.1:%d", cport);
+    }
     add_comp(p, "controller", CORRAL_UP_TIER_CONTROL, ctrl);
     p->scheduler_metrics =
         corral_arena_printf(&p->a, "http://127.0.0.1:%d", sport ? sport : DEFAULT_SCHED_METRICS);
@@ -341,6 +345,10 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
     for (int i = 0; i < o->hollow_nodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:hollow-%d", i), "system:nodes");
     p->comps = corral_arena_alloc(&p->a, (4 + nnodes + 1) * sizeof(*p->comps));
+    if (strcmp(rlisten, "off") != 0)
+        p->router_metrics = corral_arena_printf(&p->a, "http://127.0.0.1:%d",
+                                                o->router_metrics_port ? o->router_metrics_port
+                                                                       : DEFAULT_ROUTER_METRICS);
     plan_control(p, listen, o->scheduler_metrics_port, o->controller_metrics_port);
     plan_router(p, rlisten, o->router_metrics_port);
     plan_agents(p, profile, o->hollow_nodes);

@@ -342,8 +342,10 @@ static int apply_rbac(corral_client_t *c)
 static int wait_nodes(corral__sup_t *s, const corral_up_plan_t *p, corral_client_t *c)
 {
     double deadline = corral__up_now() + NODE_WAIT_S;
+    /* comps: apiserver, scheduler, controller, the router when on, the agents */
+    size_t first_agent = p->router ? 4 : 3;
     for (size_t i = 0; i < p->nnodes;) {
-        if (s->kids[3 + i].missing) { /* comps: apiserver, scheduler, controller, agents */
+        if (s->kids[first_agent + i].missing) {
             i++;
             continue;
         }

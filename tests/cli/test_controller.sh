@@ -70,8 +70,16 @@ RENEW_PID=$!
 expect_call 201 POST /apis/scheduling.volcano.sh/v1beta1/queues \
     '{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q1"},"spec":{"weight":1}}'
 
+# The autoscaler's flags are checked before anything starts.
+expect_exit 2 "$CORRAL" controller --max-scale-up-rate 1
+expect_out "greater than 1"
+expect_exit 2 "$CORRAL" controller --autoscaler-stable-window 2h
+expect_out "from 1s to 1h0m0s"
+
+# A router that is not there: the autoscaler logs it (once) and keeps going.
 "$CORRAL" controller --server "$API" --node-monitor-grace-period 2s --node-monitor-period 200ms \
-    --status-period 100ms --default-toleration-seconds 300 2>"$TMP/ctl.log" &
+    --status-period 100ms --default-toleration-seconds 300 \
+    --router-metrics "127.0.0.1:$(free_port)" --autoscaler-tick 100ms 2>"$TMP/ctl.log" &
 CTL_PID=$!
 
 # --- a job becomes its PodGroup and pods ---------------------------------------------------
@@ -179,6 +187,7 @@ rc=$?
 CTL_PID=""
 [ "$rc" -eq 0 ] || fail "controller exit $rc on SIGTERM"
 grep -q "shutting down" "$TMP/ctl.log" || fail "no shutdown line"
+grep -q "autoscaler: router metrics: http://127.0.0.1:" "$TMP/ctl.log" || fail "no autoscaler line"
 [ "$fails" -eq 0 ] || {
     echo "--- controller log"
     cat "$TMP/ctl.log"

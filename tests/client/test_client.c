@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "corral/client.h"
+#include "corral/metrics.h"
 #include "corral/table.h"
 
 TestSuite(client, .timeout = 10);
@@ -207,4 +208,46 @@ Test(client, tables_pad_columns_by_three)
     fclose(fp);
     cr_assert_str_eq(text, "NAME          STATUS\na-long-name   Running\nb             Pending\n");
     free(text);
+}
+
+static const char *big_page(corral_buf_t *out, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 4096; i++)
+        corral_buf_puts(out, "0123456789abcdef0123456789abcdef\n");
+    return "text/plain";
+}
+
+/* corral_client_set_limits: a body over the cap is an error, not a partial
+ * answer; under it the request is as before. */
+Test(client, limits_bound_the_body)
+{
+    corral_metrics_page_t pages[] = {{"/big", big_page, NULL}};
+    corral_metrics_server_t *srv = NULL;
+    char err[256];
+    int port = 0;
+    cr_assert_eq(corral_metrics_serve("127.0.0.1:0", NULL, pages, 1, &port, &srv, err, sizeof(err)),
+                 0, "%s", err);
+    corral_client_config_t cfg;
+    corral_client_config_init(&cfg);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    free(cfg.server);
+    cfg.server = strdup(url);
+    corral_client_t *c = corral_client_new(&cfg);
+    corral_client_set_limits(c, 2000, 4096);
+    corral_client_resp_t r;
+    corral_client_resp_init(&r);
+    cr_assert_eq(corral_client_request(c, "GET", "/big", NULL, NULL, 0, &r), CORRAL_ETOOBIG);
+    cr_assert(strstr(r.error, "larger than 4096 bytes"), "%s", r.error);
+    corral_client_resp_fini(&r);
+    corral_client_set_limits(c, 2000, 1 << 20);
+    corral_client_resp_init(&r);
+    cr_assert_eq(corral_client_request(c, "GET", "/big", NULL, NULL, 0, &r), 0, "%s", r.error);
+    cr_assert_eq(r.code, 200);
+    cr_assert_eq(r.body.len, 4096u * 33);
+    corral_client_resp_fini(&r);
+    corral_client_free(c);
+    corral_client_config_fini(&cfg);
+    corral_metrics_server_stop(srv);
 }

@@ -151,7 +151,7 @@ Test(isvc, defaults_and_kept_upstream_fields)
                                    "    annotations: {a: b}\n"
                                    "    volumes: [{name: cache, emptyDir: {}}]\n"
                                    "    imagePullSecrets: [{name: reg}]\n"
-                                   "    autoScaling: {hpa: {}}\n"
+                                   "    autoScaling: {behavior: {scaleDown: {policies: []}}}\n"
                                    "    deploymentStrategy: {type: Recreate}\n"
                                    "    workerSpec: {tensorParallelSize: 2}\n"
                                    "    serviceAccountName: sa\n"
@@ -488,5 +488,164 @@ Test(isvc, node_selector_and_tolerations_checked)
                  CORRAL_EINVAL);
     mt_assert_diag(&t, "t.yaml:10:", "spec.predictor.nodeSelector.bad key!", "invalid label key");
     mt_assert_diag(&t, "t.yaml:11:", "spec.predictor.tolerations[0].operator", "must be 'Exists'");
+    mt_fini(&t);
+}
+
+/* --- autoScaling.metrics and Knative's annotations ------------------------------- */
+
+Test(isvc, autoscaling_external_prometheus)
+{
+    mt_t t;
+    int rc =
+        decode_pred(&t, "    minReplicas: 0\n"
+                        "    autoScaling:\n"
+                        "      metrics:\n"
+                        "      - type: External\n"
+                        "        external:\n"
+                        "          metric:\n"
+                        "            backend: prometheus\n"
+                        "            serverAddress: http://127.0.0.1:9090\n"
+                        "            query: sum(vllm:num_requests_waiting)\n"
+                        "          target: {type: AverageValue, averageValue: \"2.5\"}\n" MODEL);
+    cr_assert_eq(rc, 0, "%s", mt_diags(&t));
+    cr_assert_eq(t.diag.n, 0, "%s", mt_diags(&t));
+    const corral_isvc_component_t *p = &t.obj->u.isvc->predictor;
+    cr_assert_eq(p->nmetrics, 1);
+    cr_assert_str_eq(p->metrics[0].type, "External");
+    cr_assert_str_eq(p->metrics[0].backend, "prometheus");
+    cr_assert_str_eq(p->metrics[0].server_address, "http://127.0.0.1:9090");
+    cr_assert_str_eq(p->metrics[0].query, "sum(vllm:num_requests_waiting)");
+    cr_assert_str_eq(p->metrics[0].target.type, "AverageValue");
+    cr_assert(p->metrics[0].target.average_value.set);
+    cr_assert_float_eq(p->metrics[0].target.average_value.v, 2.5, 1e-9);
+    mt_fini(&t);
+}
+
+Test(isvc, autoscaling_podmetric_and_resource)
+{
+    mt_t t;
+    int rc = decode_pred(&t, "    autoScaling:\n"
+                             "      metrics:\n"
+                             "      - type: PodMetric\n"
+                             "        podmetric:\n"
+                             "          metric:\n"
+                             "            backend: opentelemetry\n"
+                             "            metricNames: [vllm:num_requests_waiting, "
+                             "vllm:num_requests_running]\n"
+                             "          target: {type: Value, value: 4}\n"
+                             "      - type: Resource\n"
+                             "        resource: {name: cpu, target: {type: Utilization, "
+                             "averageUtilization: 60}}\n" MODEL);
+    cr_assert_eq(rc, 0, "%s", mt_diags(&t));
+    mt_assert_diag(&t, "first entry of autoScaling.metrics only");
+    const corral_isvc_component_t *p = &t.obj->u.isvc->predictor;
+    cr_assert_eq(p->nmetrics, 2);
+    cr_assert_str_eq(p->metrics[0].type, "PodMetric");
+    cr_assert_eq(p->metrics[0].metric_names.n, 2);
+    cr_assert_str_eq(p->metrics[0].metric_names.items[1], "vllm:num_requests_running");
+    cr_assert_float_eq(p->metrics[0].target.value.v, 4, 1e-9);
+    cr_assert_str_eq(p->metrics[1].resource, "cpu");
+    cr_assert_eq(p->metrics[1].target.average_utilization.v, 60);
+    mt_fini(&t);
+    /* A PodMetric query that is a bare metric name stands for metricNames. */
+    rc = decode_pred(&t, "    autoScaling:\n"
+                         "      metrics:\n"
+                         "      - type: PodMetric\n"
+                         "        podmetric:\n"
+                         "          metric: {query: \"vllm:num_requests_waiting\"}\n"
+                         "          target: {averageValue: 3}\n" MODEL);
+    cr_assert_eq(rc, 0, "%s", mt_diags(&t));
+    p = &t.obj->u.isvc->predictor;
+    cr_assert_eq(p->metrics[0].metric_names.n, 1);
+    cr_assert_str_eq(p->metrics[0].target.type, "AverageValue");
+    mt_fini(&t);
+}
+
+Test(isvc, autoscaling_errors)
+{
+    mt_t t;
+    cr_assert_eq(decode_pred(&t, "    autoScaling:\n"
+                                 "      metrics:\n"
+                                 "      - type: External\n"
+                                 "        external:\n"
+                                 "          metric: {backend: graphite}\n"
+                                 "          target: {type: Value}\n" MODEL),
+                 CORRAL_EINVAL);
+    mt_assert_diag(&t, "spec.predictor.autoScaling.metrics[0].external.metric.backend",
+                   "Prometheus only");
+    mt_assert_diag(&t, "external.metric.query", "required");
+    mt_assert_diag(&t, "external.metric.serverAddress", "required");
+    mt_assert_diag(&t, "target.value", "required with type Value");
+    mt_fini(&t);
+    cr_assert_eq(decode_pred(&t, "    autoScaling:\n"
+                                 "      metrics:\n"
+                                 "      - type: Resource\n"
+                                 "        resource: {name: cpu, target: {type: Utilization, "
+                                 "averageUtilization: 140}}\n"
+                                 "      - type: PodMetric\n"
+                                 "        podmetric: {metric: {query: \"sum(x)\"}, target: {value: "
+                                 "\"-1\"}}\n"
+                                 "      - {type: External}\n"
+                                 "      - external: {}\n" MODEL),
+                 CORRAL_EINVAL);
+    mt_assert_diag(&t, "metrics[0].resource.target.averageUtilization", "1 to 100", "140");
+    mt_assert_diag(&t, "metrics[1].podmetric.metric.metricNames", "bare metric name");
+    mt_assert_diag(&t, "metrics[1].podmetric.target.value", "greater than 0");
+    mt_assert_diag(&t, "metrics[2].external", "required for type External");
+    mt_assert_diag(&t, "metrics[3].type", "required");
+    mt_fini(&t);
+}
+
+Test(isvc, knative_annotations)
+{
+    mt_t t;
+    int rc = mt_decode(&t, "apiVersion: serving.kserve.io/v1beta1\n"
+                           "kind: InferenceService\n"
+                           "metadata:\n"
+                           "  name: s\n"
+                           "  annotations:\n"
+                           "    autoscaling.knative.dev/target: \"10\"\n"
+                           "    autoscaling.knative.dev/metric: rps\n"
+                           "    autoscaling.knative.dev/window: 2m\n"
+                           "    autoscaling.knative.dev/panic-window-percentage: \"20\"\n"
+                           "    autoscaling.knative.dev/panic-threshold-percentage: \"300\"\n"
+                           "    autoscaling.knative.dev/scale-to-zero-pod-retention-period: 90s\n"
+                           "    autoscaling.knative.dev/max-scale-up-rate: \"4\"\n"
+                           "    autoscaling.knative.dev/max-scale-down-rate: \"1.5\"\n"
+                           "    autoscaling.knative.dev/initial-scale: \"0\"\n"
+                           "    autoscaling.knative.dev/target-utilization-percentage: \"85\"\n"
+                           "spec:\n"
+                           "  predictor:\n"
+                           "    annotations:\n"
+                           "      autoscaling.knative.dev/target: \"12.5\"\n" MODEL);
+    cr_assert_eq(rc, 0, "%s", mt_diags(&t));
+    cr_assert_eq(t.diag.n, 0, "%s", mt_diags(&t));
+    const corral_isvc_knative_t *k = &t.obj->u.isvc->predictor.knative;
+    cr_assert_float_eq(k->target.v, 12.5, 1e-9); /* the component's own wins */
+    cr_assert_str_eq(k->metric, "rps");
+    cr_assert_eq(k->window_ns.v, 120000000000LL);
+    cr_assert_float_eq(k->panic_window_pct.v, 20, 1e-9);
+    cr_assert_float_eq(k->panic_threshold_pct.v, 300, 1e-9);
+    cr_assert_eq(k->retention_ns.v, 90000000000LL);
+    cr_assert_float_eq(k->max_scale_up_rate.v, 4, 1e-9);
+    cr_assert_float_eq(k->max_scale_down_rate.v, 1.5, 1e-9);
+    cr_assert(k->initial_scale.set);
+    cr_assert_eq(k->initial_scale.v, 0);
+    cr_assert_float_eq(k->target_utilization.v, 85, 1e-9);
+    mt_fini(&t);
+    rc = mt_decode(&t, "apiVersion: serving.kserve.io/v1beta1\n"
+                       "kind: InferenceService\n"
+                       "metadata:\n"
+                       "  name: s\n"
+                       "  annotations:\n"
+                       "    autoscaling.knative.dev/window: 2s\n"
+                       "    autoscaling.knative.dev/panic-threshold-percentage: \"50\"\n"
+                       "    autoscaling.knative.dev/target: lots\n"
+                       "spec:\n"
+                       "  predictor:\n" MODEL);
+    cr_assert_eq(rc, CORRAL_EINVAL);
+    mt_assert_diag(&t, "t.yaml:6:", "autoscaling.knative.dev/window", "6s");
+    mt_assert_diag(&t, "panic-threshold-percentage", "110 to 1000");
+    mt_assert_diag(&t, "autoscaling.knative.dev/target", "lots");
     mt_fini(&t);
 }

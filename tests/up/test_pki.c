@@ -271,7 +271,8 @@ Test(up, plan_simulated)
                      "corral scheduler --kubeconfig /d/kubeconfigs/scheduler.kubeconfig "
                      "--scheduler-name corral,volcano,default-scheduler");
     cr_assert_str_eq(cmdline(&p, "controller", buf, sizeof(buf)),
-                     "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig");
+                     "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig "
+                     "--router-metrics http://127.0.0.1:9091");
     cr_assert_str_eq(cmdline(&p, "agent-sim-node-1", buf, sizeof(buf)),
                      "corral agent --node-name sim-node-1 --gpus sim:h100-sxm-8 --root "
                      "/d/agents/sim-node-1 --stop-pods-on-exit --metrics-listen off --kubeconfig "
@@ -380,7 +381,7 @@ Test(up, plan_profiles_and_extra_config)
 
 Test(up, rbac_embedded_matches_deploy)
 {
-    cr_assert_eq(corral_up_rbac_count(), 4);
+    cr_assert_eq(corral_up_rbac_count(), 5);
     for (size_t i = 0; i < corral_up_rbac_count(); i++) {
         size_t len = 0;
         const char *text = corral_up_rbac_text(i, &len);
