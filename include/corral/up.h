@@ -94,6 +94,9 @@ typedef struct corral_up_opts {
     /* Ports of the scheduler's and the controller's /metrics on 127.0.0.1
      * (corral_up_run picks free ones); 0: their defaults, 10259 and 10257. */
     int scheduler_metrics_port, controller_metrics_port;
+    /* The router's HOST:PORT (--router-listen); NULL: 127.0.0.1:8080; "off":
+     * none. The controller writes InferenceService addresses under it. */
+    const char *router_listen;
 } corral_up_opts_t;
 
 typedef enum corral_up_tier {

@@ -1,6 +1,7 @@
 /*
  * `corral controller`: run the controllers (Volcano Job, PodGroup and
- * Queue status, garbage collection, node lifecycle) against an API server
+ * Queue status, garbage collection, node lifecycle, InferenceService)
+ * against an API server
  * until SIGINT or SIGTERM. Signals are taken with sigwait on a thread of
  * their own, which sets the stop flag and wakes the loop.
  */
@@ -35,6 +36,10 @@ static const char usage_text[] =
     "  --usage-retention DUR            UsageRecords finished longer ago are pruned (90d)\n"
     "  --usage-max-records N            keep at most N UsageRecords, oldest pruned (100000)\n"
     "  --usage-prune-period DUR         how often retention runs (10m)\n"
+    "  --ingress-domain DOMAIN          InferenceService URLs: http://NAME.NS.DOMAIN "
+    "(example.com)\n"
+    "  --router-url URL                 InferenceService addresses: URL/serving/NS/NAME\n"
+    "                                   (http://127.0.0.1:8080, the router's default)\n"
     "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
 
 enum {
@@ -48,6 +53,8 @@ enum {
     OPT_RETENTION,
     OPT_MAXREC,
     OPT_PRUNE,
+    OPT_INGRESS_DOMAIN,
+    OPT_ROUTER_URL,
 };
 
 static volatile int stop_flag;
@@ -81,6 +88,8 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"usage-retention", required_argument, NULL, OPT_RETENTION},
         {"usage-max-records", required_argument, NULL, OPT_MAXREC},
         {"usage-prune-period", required_argument, NULL, OPT_PRUNE},
+        {"ingress-domain", required_argument, NULL, OPT_INGRESS_DOMAIN},
+        {"router-url", required_argument, NULL, OPT_ROUTER_URL},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
@@ -134,6 +143,12 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         case OPT_MAXREC:
             ok = corral__flag_int("controller", "usage-max-records", optarg, 1, INT64_MAX, &v);
             o->usage_max_records = v;
+            break;
+        case OPT_INGRESS_DOMAIN:
+            o->ingress_domain = optarg;
+            break;
+        case OPT_ROUTER_URL:
+            o->router_url = optarg;
             break;
         case 'q':
             o->log = NULL;

@@ -146,7 +146,8 @@ static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tie
     c->argc = n;
 }
 
-static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport)
+static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport,
+                         const char *router)
 {
     const char *api[] = {"apiserver",
                          "--data-dir",
@@ -170,12 +171,20 @@ static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int
                            corral_arena_printf(&p->a, "127.0.0.1:%d", sport),
                            NULL};
     add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
-    const char *ctrl[] = {"controller",
-                          "--kubeconfig",
-                          path(p, "kubeconfigs/controller.kubeconfig"),
-                          cport ? "--metrics-listen" : NULL,
-                          corral_arena_printf(&p->a, "127.0.0.1:%d", cport),
-                          NULL};
+    if (!router || !*router)
+        router = "127.0.0.1:8080";
+    const char *ctrl[12] = {"controller", "--kubeconfig",
+                            path(p, "kubeconfigs/controller.kubeconfig"), "--ingress-domain",
+                            "example.com"};
+    size_t n = 5;
+    if (strcmp(router, "off") != 0) {
+        ctrl[n++] = "--router-url";
+        ctrl[n++] = corral_arena_printf(&p->a, "http://%s", router);
+    }
+    if (cport) {
+        ctrl[n++] = "--metrics-listen";
+        ctrl[n++] = corral_arena_printf(&p->a, "127.0.0.1:%d", cport);
+    }
     add_comp(p, "controller", CORRAL_UP_TIER_CONTROL, ctrl);
     p->scheduler_metrics =
         corral_arena_printf(&p->a, "http://127.0.0.1:%d", sport ? sport : DEFAULT_SCHED_METRICS);
@@ -302,7 +311,8 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
     for (int i = 0; i < o->hollow_nodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:hollow-%d", i), "system:nodes");
     p->comps = corral_arena_alloc(&p->a, (3 + nnodes + 1) * sizeof(*p->comps));
-    plan_control(p, listen, o->scheduler_metrics_port, o->controller_metrics_port);
+    plan_control(p, listen, o->scheduler_metrics_port, o->controller_metrics_port,
+                 o->router_listen);
     plan_agents(p, profile, o->hollow_nodes);
     return 0;
 }

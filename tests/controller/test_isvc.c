@@ -22,7 +22,7 @@ static void teardown(void)
     corral_arena_fini(&A);
 }
 
-TestSuite(isvc, .init = setup, .fini = teardown);
+TestSuite(isvcctl, .init = setup, .fini = teardown);
 
 static corral_obj_t *isvc_yaml(const char *yaml)
 {
@@ -54,7 +54,7 @@ static corral_val_t *template_of(const corral_obj_t *o)
     return corral__isvc_template(&A, o, spec, "file:///models/llm");
 }
 
-Test(isvc, template_adds_the_runtime_contract)
+Test(isvcctl, template_adds_the_runtime_contract)
 {
     corral_obj_t *o = isvc_yaml(SVC("", "{name: c, image: x, command: [sleep, '100'], "
                                         "ports: [{containerPort: 8000}]}"));
@@ -83,7 +83,7 @@ Test(isvc, template_adds_the_runtime_contract)
     cr_assert_str_eq(corral_val_get_str(an, CORRAL__ISVC_URI_ANN), "file:///models/llm");
 }
 
-Test(isvc, template_keeps_a_probe_and_names_the_queue)
+Test(isvcctl, template_keeps_a_probe_and_names_the_queue)
 {
     corral_obj_t *o = isvc_yaml(SVC(", annotations: {scheduling.volcano.sh/queue-name: q1}",
                                     "{name: c, image: x, env: [{name: PORT, value: '9'}], "
@@ -99,7 +99,7 @@ Test(isvc, template_keeps_a_probe_and_names_the_queue)
         "q1");
 }
 
-Test(isvc, hash_follows_the_template_not_the_field_order)
+Test(isvcctl, hash_follows_the_template_not_the_field_order)
 {
     char h1[17], h2[17], h3[17];
     corral__isvc_hash(template_of(isvc_yaml(SVC("", "{name: c, image: x, command: [a]}"))), h1);
@@ -110,7 +110,7 @@ Test(isvc, hash_follows_the_template_not_the_field_order)
     cr_assert_eq(strlen(h1), 16);
 }
 
-Test(isvc, revision_names_and_cache_match)
+Test(isvcctl, revision_names_and_cache_match)
 {
     char b[64];
     corral__isvc_rev_name(b, sizeof(b), "llm", 2);
@@ -134,7 +134,7 @@ static void traffic(const corral__isvc_rev_t *revs, size_t n, const char *ready,
     corral__isvc_traffic(&in, out);
 }
 
-Test(isvc, new_service_sends_everything_to_its_first_revision_at_once)
+Test(isvcctl, new_service_sends_everything_to_its_first_revision_at_once)
 {
     corral__isvc_rev_t r[] = {R1};
     corral__isvc_traffic_t t;
@@ -155,7 +155,7 @@ Test(isvc, new_service_sends_everything_to_its_first_revision_at_once)
     cr_assert_str_eq(t.latest_ready, R1.name);
 }
 
-Test(isvc, canary_waits_for_the_new_revision_then_splits)
+Test(isvcctl, canary_waits_for_the_new_revision_then_splits)
 {
     corral__isvc_rev_t r[] = {R2, R1};
     r[1].ready_now = true;
@@ -185,7 +185,7 @@ Test(isvc, canary_waits_for_the_new_revision_then_splits)
     cr_assert_eq(corral__isvc_percent(&t, R2.name), 10);
 }
 
-Test(isvc, zero_rolls_back_and_absent_or_100_promotes)
+Test(isvcctl, zero_rolls_back_and_absent_or_100_promotes)
 {
     corral__isvc_rev_t r[] = {R1, R2};
     r[0].ready_now = r[1].ready_now = true;
@@ -210,7 +210,7 @@ Test(isvc, zero_rolls_back_and_absent_or_100_promotes)
     cr_assert_str_eq(t.prev_rolled, R1.name);
 }
 
-Test(isvc, a_revision_that_is_gone_is_not_named)
+Test(isvcctl, a_revision_that_is_gone_is_not_named)
 {
     corral__isvc_rev_t r[] = {R2};
     r[0].ready_now = true;
@@ -224,7 +224,7 @@ Test(isvc, a_revision_that_is_gone_is_not_named)
     cr_assert_null(t.latest_created);
 }
 
-Test(isvc, clamp)
+Test(isvcctl, clamp)
 {
     cr_assert_eq(corral__isvc_clamp(0, 1, 0, true, false), 1);
     cr_assert_eq(corral__isvc_clamp(9, 1, 5, true, false), 5);
@@ -248,7 +248,7 @@ static const char *cond(const corral_val_t *st, const char *type, const char *fi
     return NULL;
 }
 
-Test(isvc, status_of_a_ready_canary)
+Test(isvcctl, status_of_a_ready_canary)
 {
     corral__isvc_rev_t r[] = {R1, R2};
     r[0].ready_now = r[1].ready_now = true;
@@ -291,7 +291,7 @@ Test(isvc, status_of_a_ready_canary)
     cr_assert(corral_val_equal(corral__isvc_status(&A, &in), st));
 }
 
-Test(isvc, status_while_the_first_revision_waits_for_gpus)
+Test(isvcctl, status_while_the_first_revision_waits_for_gpus)
 {
     corral__isvc_rev_t r[] = {R1};
     corral__isvc_traffic_t t;

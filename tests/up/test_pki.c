@@ -271,7 +271,8 @@ Test(up, plan_simulated)
                      "corral scheduler --kubeconfig /d/kubeconfigs/scheduler.kubeconfig "
                      "--scheduler-name corral,volcano,default-scheduler");
     cr_assert_str_eq(cmdline(&p, "controller", buf, sizeof(buf)),
-                     "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig");
+                     "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig "
+                     "--ingress-domain example.com --router-url http://127.0.0.1:8080");
     cr_assert_str_eq(cmdline(&p, "agent-sim-node-1", buf, sizeof(buf)),
                      "corral agent --node-name sim-node-1 --gpus sim:h100-sxm-8 --root "
                      "/d/agents/sim-node-1 --stop-pods-on-exit --metrics-listen off --kubeconfig "
