@@ -93,10 +93,18 @@ typedef struct inf_spec {
     const char *ns;
 } inf_spec_t;
 
-static const inf_spec_t informers[CORRAL__NINF] = {
-    {CORRAL_KIND_VCJOB, NULL}, {CORRAL_KIND_POD, NULL},  {CORRAL_KIND_PODGROUP, NULL},
-    {CORRAL_KIND_QUEUE, NULL}, {CORRAL_KIND_NODE, NULL}, {CORRAL_KIND_LEASE, "kube-node-lease"},
+static const inf_spec_t informers[] = {
+    {CORRAL_KIND_VCJOB, NULL},
+    {CORRAL_KIND_POD, NULL},
+    {CORRAL_KIND_PODGROUP, NULL},
+    {CORRAL_KIND_QUEUE, NULL},
+    {CORRAL_KIND_NODE, NULL},
+    {CORRAL_KIND_LEASE, "kube-node-lease"},
+    {CORRAL_KIND_ISVC, NULL},
+    {CORRAL_KIND_CONTROLLERREVISION, NULL},
+    {CORRAL_KIND_LOCALMODELCACHE, NULL},
 };
+_Static_assert(CORRAL_ARRAY_LEN(informers) == CORRAL__NINF, "CORRAL__NINF: one per informer");
 
 int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
                           size_t errlen)
@@ -121,6 +129,10 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
     c->q = corral_evq_new();
     corral__cm_start(c);
     corral__cache_init(&c->cache);
+    if (corral__isvc_start(c, err, errlen) != 0) {
+        corral_controller_free(c);
+        return CORRAL_EINVAL;
+    }
     for (size_t i = 0; i < CORRAL__NINF; i++) {
         corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
         int rc = corral_informer_start(o->cfg, &io, c->q, &c->inf[i], err, errlen);
@@ -150,6 +162,7 @@ void corral_controller_free(corral_controller_t *c)
     corral__cache_fini(&c->cache);
     corral__timers_fini(&c->timers);
     corral__usage_fini(c);
+    corral__isvc_stop(c);
     corral_free(c->dirty.items);
     corral_free(c->gcq.items);
     corral_client_free(c->cl);
@@ -180,6 +193,9 @@ static void on_deleted(corral_controller_t *c, corral_watch_ev_t *ev)
     if (!e)
         return;
     corral__jobs_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
+    corral__isvc_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
+    if (e->isvc_dirty)
+        corral__isvc_forget(c, e);
     if (e->kind == CORRAL_KIND_POD)
         corral__usage_on_pod(c, e, ev->obj ? ev->obj : e->ev->obj, true);
     char *uid = e->uid ? corral_strdup(e->uid) : NULL;
@@ -228,6 +244,7 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
     const corral_obj_t *oldobj = old ? old->obj : NULL;
     corral__jobs_on_event(c, e, oldobj, type);
     corral__nodes_on_event(c, e, oldobj);
+    corral__isvc_on_event(c, e, oldobj, type);
     if (e->kind == CORRAL_KIND_POD)
         corral__usage_on_pod(c, e, e->ev->obj, false);
     if (e->nowners) {
@@ -282,6 +299,11 @@ static void fire(corral_controller_t *c, corral__timer_t *t)
         timed(c, "usage-retention", corral__usage_prune);
     } else if (t->kind == CORRAL__T_USAGE_RETRY) {
         timed(c, "usage", corral__usage_retry);
+    } else if (t->kind == CORRAL__T_ISVC) {
+        corral__timers_push(&c->timers, corral__mono_ns() + CORRAL_NS_PER_SEC, CORRAL__T_ISVC,
+                            NULL);
+        if (c->synced)
+            corral__isvc_tick(c);
     }
     corral_free(t->key);
 }
@@ -297,6 +319,7 @@ static void reconcile(corral_controller_t *c)
         corral__jobs_reconcile(c, e);
         corral__cm_reconciled(c, "job", corral__mono_ns() - t0);
     }
+    corral__isvc_reconcile(c);
     if (c->synced && c->gcq.n)
         timed(c, "gc", corral__gc_run);
     if (c->status_dirty && !c->status_timer) {
@@ -311,6 +334,7 @@ int corral_controller_run(corral_controller_t *c, const volatile int *stop)
     corral_client_set_abort(c->cl, stop);
     corral__timers_push(&c->timers, corral__mono_ns() + c->o.node_monitor_period_ns,
                         CORRAL__T_NODES, NULL);
+    corral__timers_push(&c->timers, corral__mono_ns() + CORRAL_NS_PER_SEC, CORRAL__T_ISVC, NULL);
     while (!*stop) {
         int64_t wait = corral__timers_next(&c->timers, corral__mono_ns());
         int ms = wait < 0 || wait > 1000000000 ? 1000 : (int)(wait / 1000000);

@@ -59,10 +59,6 @@ void corral__isvc_hash(const corral_val_t *tmpl, char out[17]);
 /* "S-predictor-0000N" into buf. */
 void corral__isvc_rev_name(char *buf, size_t len, const char *service, int64_t n);
 
-/* Does a LocalModelCache with this sourceModelUri hold storage_uri (equal, or
- * a prefix of it at a '/' boundary, KServe's rule)? */
-bool corral__isvc_cache_matches(const char *source, const char *storage_uri);
-
 /* --- traffic -------------------------------------------------------------------------------- */
 
 typedef struct corral__isvc_rev {

@@ -231,18 +231,6 @@ void corral__isvc_rev_name(char *buf, size_t len, const char *service, int64_t n
     snprintf(buf, len, "%s-predictor-%05lld", service, (long long)n);
 }
 
-bool corral__isvc_cache_matches(const char *source, const char *storage_uri)
-{
-    if (!set_str(source) || !set_str(storage_uri))
-        return false;
-    size_t n = strlen(source);
-    while (n > 1 && source[n - 1] == '/')
-        n--;
-    if (strncmp(source, storage_uri, n) != 0)
-        return false;
-    return storage_uri[n] == '\0' || storage_uri[n] == '/';
-}
-
 /* --- traffic -------------------------------------------------------------------------------- */
 
 static const corral__isvc_rev_t *find_rev(const corral__isvc_traffic_in_t *in, const char *name)

@@ -110,16 +110,11 @@ Test(isvcctl, hash_follows_the_template_not_the_field_order)
     cr_assert_eq(strlen(h1), 16);
 }
 
-Test(isvcctl, revision_names_and_cache_match)
+Test(isvcctl, revision_names)
 {
     char b[64];
     corral__isvc_rev_name(b, sizeof(b), "llm", 2);
     cr_assert_str_eq(b, "llm-predictor-00002");
-    cr_assert(corral__isvc_cache_matches("s3://b/m", "s3://b/m"));
-    cr_assert(corral__isvc_cache_matches("s3://b/m/", "s3://b/m/v1"));
-    cr_assert(corral__isvc_cache_matches("s3://b/m", "s3://b/m/v1"));
-    cr_assert_not(corral__isvc_cache_matches("s3://b/m", "s3://b/model"));
-    cr_assert_not(corral__isvc_cache_matches(NULL, "s3://b/m"));
 }
 
 /* --- traffic -------------------------------------------------------------------------------- */
