@@ -67,6 +67,16 @@ long corral__ctl_send(corral_controller_t *c, const char *method, const char *pa
     return code;
 }
 
+void corral__ctl_cache(corral_controller_t *c, const corral_buf_t *body)
+{
+    corral_watch_ev_t *ev = corral__ev_from_json(body->p ? body->p : "", body->len);
+    if (!ev)
+        return;
+    corral_watch_ev_t *old = NULL;
+    corral__cache_put(&c->cache, ev, &old);
+    corral_watch_ev_free(old);
+}
+
 bool corral__ctl_delete(corral_controller_t *c, const corral_obj_t *o, int64_t grace)
 {
     corral_arena_t a;

@@ -235,6 +235,9 @@ const char *corral__ctl_path(corral_arena_t *a, const corral_kind_info_t *k, con
 long corral__ctl_send(corral_controller_t *c, const char *method, const char *path,
                       const char *ctype, const corral_buf_t *body, corral_buf_t *resp);
 void corral__ctl_log(corral_controller_t *c, const char *fmt, ...) CORRAL_PRINTF(2, 3);
+/* Put the object a write returned (JSON) into the cache at once, so the
+ * next reconcile sees it before the informer delivers it. */
+void corral__ctl_cache(corral_controller_t *c, const corral_buf_t *body);
 /* Delete an object (gracePeriodSeconds when grace >= 0); 404 counts as done. */
 bool corral__ctl_delete(corral_controller_t *c, const corral_obj_t *o, int64_t grace);
 

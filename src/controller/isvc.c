@@ -131,17 +131,6 @@ void corral__isvc_on_event(corral_controller_t *c, corral__entry_t *e, const cor
 
 /* --- writes --------------------------------------------------------------------------------- */
 
-static void cache_response(corral_controller_t *c, const corral_buf_t *body)
-{
-    corral_watch_ev_t *ev = corral__ev_from_json(body->p ? body->p : "", body->len);
-    if (!ev)
-        return;
-    corral_watch_ev_t *old = NULL;
-    corral__entry_t *e = corral__cache_put(&c->cache, ev, &old);
-    (void)e;
-    corral_watch_ev_free(old);
-}
-
 static long send_val(corral_controller_t *c, const char *method, const char *path,
                      const corral_val_t *obj, bool cache)
 {
@@ -151,7 +140,7 @@ static long send_val(corral_controller_t *c, const char *method, const char *pat
     corral_val_to_json(obj, &body, false);
     long code = corral__ctl_send(c, method, path, NULL, &body, &resp);
     if (cache && (code == 200 || code == 201))
-        cache_response(c, &resp);
+        corral__ctl_cache(c, &resp);
     corral_buf_fini(&body);
     corral_buf_fini(&resp);
     return code;
@@ -660,8 +649,14 @@ static corral_val_t *resolve(corral_arena_t *a, const corral_obj_t *isvc, const 
     const corral_val_t *pred = corral_val_dig(isvc->raw, "spec.predictor");
     *uri = p->storage_uri;
     *why = NULL;
-    if (p->ncontainers)
+    if (p->ncontainers) {
+        /* KServe's custom containers name their model in env STORAGE_URI */
+        for (size_t i = 0; !*uri && i < p->containers[0].nenv; i++) {
+            if (eq(p->containers[0].env[i].name, "STORAGE_URI"))
+                *uri = p->containers[0].env[i].value;
+        }
         return corral__isvc_podspec(a, pred);
+    }
     *why = "a `model` predictor needs a ServingRuntime (not resolved by this build)";
     return NULL;
 }

@@ -12,15 +12,7 @@
 UP_WAIT=${UP_WAIT:-30}
 UP_PID=""
 D=$TMP/d
-cleanup() {
-    if [ -n "$UP_PID" ]; then
-        kill -INT "$UP_PID" 2>/dev/null
-        for _ in $(seq 1 100); do kill -0 "$UP_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$UP_PID" 2>/dev/null
-    fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap up_stop EXIT
 if ! "$CORRAL" agent --help >/dev/null 2>&1; then
     echo "note: this build has no 'corral agent': skipped"
     exit 0
