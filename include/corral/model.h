@@ -763,6 +763,34 @@ bool corral_storage_uri_match(const char *cached_uri, const char *storage_uri);
 bool corral_model_node_group_selects(const corral_obj_t *group, const char *node_name,
                                      const corral_strmap_t *node_labels);
 
+/* --- InferenceService predictor resolution (src/model/isvc_resolve.c) ----------------------- */
+
+/*
+ * The runtime an InferenceService's `model` runs in, by KServe's rules: the
+ * one model.runtime names (a ServingRuntime of the service's namespace, else
+ * a ClusterServingRuntime), or the best auto-selected one (enabled, single
+ * model, the format among its autoSelect formats, the protocol supported;
+ * namespace runtimes first, then by protocol, newest, name and the format's
+ * priority). runtimes: decoded ServingRuntimes (any namespace; others are
+ * skipped) and ClusterServingRuntimes. Returns 0 with *out set, or
+ * CORRAL_ENOENT (the named runtime does not exist, or the predictor has no
+ * model) or CORRAL_EINVAL (no runtime fits) with KServe's message in err.
+ */
+int corral_isvc_pick_runtime(const corral_obj_t *isvc, const corral_obj_t *const *runtimes,
+                             size_t nruntimes, const corral_obj_t **out, char *err, size_t errlen);
+
+/*
+ * The pod template of an InferenceService's predictor replicas, in a:
+ * `{metadata: {labels, annotations}, spec: PodSpec}` (KServe's rules, see
+ * the file's header): `containers` as written, or `model` merged into its
+ * runtime's container (corral_isvc_pick_runtime) with the runtime's and the
+ * predictor's pod fields. The first container serves. Returns 0, or
+ * CORRAL_ENOENT / CORRAL_EINVAL with a message in err (KServe's wording).
+ */
+int corral_isvc_resolve(corral_arena_t *a, const corral_obj_t *isvc,
+                        const corral_obj_t *const *runtimes, size_t nruntimes, corral_val_t **out,
+                        char *err, size_t errlen);
+
 /* --- objects ------------------------------------------------------------------ */
 
 struct corral_obj {

@@ -103,6 +103,10 @@ typedef struct inf_spec {
     const char *ns;
 } inf_spec_t;
 
+/* The model cache's status (modelcache.c) reads LocalModelCaches, node
+ * groups and LocalModelNodes; the InferenceService controller (isvc.c)
+ * services, their ControllerRevisions, the serving runtimes and
+ * LocalModelCaches. */
 static const inf_spec_t informers[] = {
     {CORRAL_KIND_VCJOB, NULL},
     {CORRAL_KIND_POD, NULL},
@@ -110,9 +114,13 @@ static const inf_spec_t informers[] = {
     {CORRAL_KIND_QUEUE, NULL},
     {CORRAL_KIND_NODE, NULL},
     {CORRAL_KIND_LEASE, "kube-node-lease"},
+    {CORRAL_KIND_LOCALMODELCACHE, NULL},
+    {CORRAL_KIND_LOCALMODELNODEGROUP, NULL},
+    {CORRAL_KIND_LOCALMODELNODE, NULL},
     {CORRAL_KIND_ISVC, NULL},
     {CORRAL_KIND_CONTROLLERREVISION, NULL},
-    {CORRAL_KIND_LOCALMODELCACHE, NULL},
+    {CORRAL_KIND_SERVINGRUNTIME, NULL},
+    {CORRAL_KIND_CLUSTERSERVINGRUNTIME, NULL},
 };
 _Static_assert(CORRAL_ARRAY_LEN(informers) == CORRAL__NINF, "CORRAL__NINF: one per informer");
 
@@ -224,10 +232,10 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
     if (ev->type == CORRAL_WATCH_SYNCED) {
         /* By the kinds whose SYNCED came: an informer may queue it before
          * corral_informer_synced says so. */
-        c->synced_kinds |= 1u << ev->kind;
+        c->synced_kinds |= UINT64_C(1) << ev->kind;
         bool all = true;
         for (size_t i = 0; i < CORRAL__NINF; i++)
-            all = all && (c->synced_kinds & (1u << informers[i].kind));
+            all = all && (c->synced_kinds & (UINT64_C(1) << informers[i].kind));
         if (all && !c->synced) {
             c->synced = true;
             corral__ctl_log(c, "caches synced");

@@ -185,7 +185,7 @@ int64_t corral__wall_us(void);
 
 /* --- the controller (controller.c and the files per controller) -------------------------- */
 
-enum { CORRAL__NINF = 9 };
+enum { CORRAL__NINF = 13 };
 
 /* The controller's metrics (cmetrics.c). */
 typedef struct corral__cmetrics {
@@ -207,7 +207,7 @@ struct corral_controller {
     corral__timers_t timers;
     corral__entries_t dirty; /* jobs to reconcile */
     bool synced;             /* every informer delivered its first list */
-    uint32_t synced_kinds;   /* bit per kind whose SYNCED event came */
+    uint64_t synced_kinds;   /* bit per kind whose SYNCED event came */
     bool status_dirty;       /* PodGroup/Queue status to recompute */
     bool status_timer;       /* a CORRAL__T_STATUS timer is pending */
     int pg_status_sub;       /* podgroups/status: 0 unknown, 1 served, -1 not: patch the object */
@@ -285,6 +285,26 @@ void corral__cm_cold_start(corral_controller_t *c, const char *ns, const char *s
 
 /* status.c */
 void corral__status_sync(corral_controller_t *c);
+
+/* modelcache.c: LocalModelCache status (pure: the objects it is computed
+ * from), the comparison with what is written, and the pass (run by the
+ * status pass). */
+typedef struct corral__lmc_world {
+    const corral_obj_t **groups; /* LocalModelNodeGroups */
+    size_t ngroups;
+    const corral_obj_t **nodes;
+    size_t nnodes;
+    const corral_obj_t **lmnodes; /* LocalModelNodes */
+    size_t nlmnodes;
+    const corral_obj_t **isvcs;
+    size_t nisvcs;
+} corral__lmc_world_t;
+/* {copies: {available, total, failed}, nodeStatus, inferenceServices}, in a. */
+corral_val_t *corral__lmc_status(corral_arena_t *a, const corral_obj_t *cache,
+                                 const corral__lmc_world_t *w);
+/* Does the status written (old, may be NULL) say what want says? */
+bool corral__lmc_status_same(const corral_val_t *old, const corral_val_t *want);
+void corral__modelcache_sync(corral_controller_t *c);
 
 /* gc.c */
 void corral__gc_on_delete(corral_controller_t *c, const char *uid);

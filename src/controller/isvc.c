@@ -641,24 +641,44 @@ static const char *old_str(const corral_val_t *st, const char *key)
     return corral_val_get_str(corral_val_dig(st, "components.predictor"), key);
 }
 
-/* The PodSpec and storage URI of the predictor, or NULL with why. */
-static corral_val_t *resolve(corral_arena_t *a, const corral_obj_t *isvc, const char **uri,
-                             const char **why)
+/* The runtimes a `model` predictor may resolve to: the service's
+ * namespace's ServingRuntimes and every ClusterServingRuntime. */
+static const corral_obj_t **runtimes(corral_controller_t *c, corral_arena_t *a, const char *ns,
+                                     size_t *n)
+{
+    const corral_obj_t **out =
+        corral_arena_alloc(a, (c->cache.nslots + 1) * sizeof(const corral_obj_t *));
+    *n = 0;
+    for (size_t i = 0; i < c->cache.nslots; i++) {
+        const corral__entry_t *e = c->cache.slots[i];
+        if (e && (e->kind == CORRAL_KIND_CLUSTERSERVINGRUNTIME ||
+                  (e->kind == CORRAL_KIND_SERVINGRUNTIME && eq(e->ev->obj->meta.namespace, ns))))
+            out[(*n)++] = e->ev->obj;
+    }
+    return out;
+}
+
+/* The replicas' template and the model's storage URI, or NULL with why. */
+static corral_val_t *resolve(corral_controller_t *c, corral_arena_t *a, const corral_obj_t *isvc,
+                             const char **uri, const char **why)
 {
     const corral_isvc_component_t *p = &isvc->u.isvc->predictor;
-    const corral_val_t *pred = corral_val_dig(isvc->raw, "spec.predictor");
     *uri = p->storage_uri;
     *why = NULL;
-    if (p->ncontainers) {
-        /* KServe's custom containers name their model in env STORAGE_URI */
-        for (size_t i = 0; !*uri && i < p->containers[0].nenv; i++) {
-            if (eq(p->containers[0].env[i].name, "STORAGE_URI"))
-                *uri = p->containers[0].env[i].value;
-        }
-        return corral__isvc_podspec(a, pred);
+    /* KServe's custom containers name their model in env STORAGE_URI */
+    for (size_t i = 0; !*uri && p->ncontainers && i < p->containers[0].nenv; i++) {
+        if (eq(p->containers[0].env[i].name, "STORAGE_URI"))
+            *uri = p->containers[0].env[i].value;
     }
-    *why = "a `model` predictor needs a ServingRuntime (not resolved by this build)";
-    return NULL;
+    size_t n = 0;
+    const corral_obj_t **rts = p->has_model ? runtimes(c, a, isvc->meta.namespace, &n) : NULL;
+    char err[512] = "";
+    corral_val_t *tmpl = NULL;
+    if (corral_isvc_resolve(a, isvc, rts, n, &tmpl, err, sizeof(err)) != 0 || !tmpl) {
+        *why = corral_arena_strdup(a, err[0] ? err : "the predictor cannot be resolved");
+        return NULL;
+    }
+    return tmpl;
 }
 
 static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
@@ -676,11 +696,11 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
     view_t v;
     build_view(c, &a, se, &v);
     const char *uri = NULL, *why = NULL;
-    corral_val_t *spec = resolve(&a, isvc, &uri, &why);
+    corral_val_t *tmpl = resolve(c, &a, isvc, &uri, &why);
     int64_t port = CORRAL__ISVC_DEFAULT_PORT;
-    if (spec) {
-        port = corral__isvc_port(spec);
-        corral_val_t *tmpl = corral__isvc_template(&a, isvc, spec, uri);
+    if (tmpl) {
+        corral__isvc_template(&a, isvc, tmpl, uri);
+        port = corral__isvc_port(corral_val_get(tmpl, "spec"));
         char hash[17];
         corral__isvc_hash(tmpl, hash);
         rev_t *last = newest(&v);
@@ -738,7 +758,7 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
                                     .router_url = c->o.router_url,
                                     .generation = isvc->meta.generation,
                                     .tr = &tr,
-                                    .failure = spec ? NULL : why,
+                                    .failure = tmpl ? NULL : why,
                                     .waiting = waiting,
                                     .latest_failed = failed,
                                     .cold = have_cold ? &cold : NULL,

@@ -33,10 +33,6 @@
 
 /* --- the pod template --------------------------------------------------------------------- */
 
-/* The PodSpec of a `containers` predictor: the predictor's fields less
- * KServe's component fields (a new tree in a). */
-corral_val_t *corral__isvc_podspec(corral_arena_t *a, const corral_val_t *predictor);
-
 /* The serving port of a PodSpec: the first container's first containerPort,
  * else 8080. */
 int64_t corral__isvc_port(const corral_val_t *spec);
@@ -45,13 +41,13 @@ int64_t corral__isvc_port(const corral_val_t *spec);
  * else "inference". */
 const char *corral__isvc_queue(const corral_obj_t *isvc);
 
-/* The revision's template {metadata: {labels, annotations}, spec} from a
- * resolved PodSpec (taken, changed in place): the contract's labels, the
- * queue and model-uri annotations, the predictor's own labels and
- * annotations, env PORT and POD_IP and a TCP readiness probe on the first
- * container when it has none. storage_uri may be NULL. */
-corral_val_t *corral__isvc_template(corral_arena_t *a, const corral_obj_t *isvc, corral_val_t *spec,
-                                    const char *storage_uri);
+/* Complete the template corral_isvc_resolve made ({metadata: {labels,
+ * annotations}, spec}, changed in place) with the contract's labels, the
+ * queue and model-uri annotations, and env PORT and POD_IP and a TCP
+ * readiness probe on the first container when it has none. storage_uri may
+ * be NULL. */
+void corral__isvc_template(corral_arena_t *a, const corral_obj_t *isvc, corral_val_t *tmpl,
+                           const char *storage_uri);
 
 /* 16 hex digits of SipHash-2-4 (fixed key) over the template's JSON. */
 void corral__isvc_hash(const corral_val_t *tmpl, char out[17]);

@@ -24,51 +24,6 @@ static bool set_str(const char *s)
 
 /* --- the pod template --------------------------------------------------------------------- */
 
-/* KServe's ComponentExtensionSpec and the predictor's implementations: not
- * PodSpec fields. */
-static const char *const not_podspec[] = {"minReplicas",
-                                          "maxReplicas",
-                                          "scaleMetric",
-                                          "scaleTarget",
-                                          "scaleMetrics",
-                                          "scaleMetricType",
-                                          "canaryTrafficPercent",
-                                          "containerConcurrency",
-                                          "timeout",
-                                          "logger",
-                                          "batcher",
-                                          "labels",
-                                          "annotations",
-                                          "deploymentStrategy",
-                                          "autoScaling",
-                                          "model",
-                                          "storageUris",
-                                          "workerSpec",
-                                          "sklearn",
-                                          "xgboost",
-                                          "tensorflow",
-                                          "pytorch",
-                                          "triton",
-                                          "onnx",
-                                          "huggingface",
-                                          "pmml",
-                                          "lightgbm",
-                                          "paddle"};
-
-corral_val_t *corral__isvc_podspec(corral_arena_t *a, const corral_val_t *predictor)
-{
-    corral_val_t *spec = corral_val_new(a, CORRAL_VAL_MAP);
-    for (size_t i = 0; predictor && predictor->kind == CORRAL_VAL_MAP && i < predictor->n; i++) {
-        const char *k = predictor->pairs[i].key->s;
-        bool skip = false;
-        for (size_t j = 0; j < CORRAL_ARRAY_LEN(not_podspec) && !skip; j++)
-            skip = strcmp(k, not_podspec[j]) == 0;
-        if (!skip)
-            corral_val_set(a, spec, k, corral_val_copy(a, predictor->pairs[i].val));
-    }
-    return spec;
-}
-
 static corral_val_t *first_container(const corral_val_t *spec)
 {
     const corral_val_t *cs = corral_val_get(spec, "containers");
@@ -143,27 +98,13 @@ static void add_runtime_contract(corral_arena_t *a, corral_val_t *spec)
     }
 }
 
-/* Copy the string pairs of map from into to (existing keys replaced). */
-static void merge_strmap(corral_arena_t *a, corral_val_t *to, const corral_val_t *from)
-{
-    for (size_t i = 0; from && from->kind == CORRAL_VAL_MAP && i < from->n; i++) {
-        if (from->pairs[i].val->kind == CORRAL_VAL_STR)
-            corral_val_set(a, to, from->pairs[i].key->s,
-                           corral_val_new_str(a, from->pairs[i].val->s));
-    }
-}
-
-corral_val_t *corral__isvc_template(corral_arena_t *a, const corral_obj_t *isvc, corral_val_t *spec,
-                                    const char *storage_uri)
+void corral__isvc_template(corral_arena_t *a, const corral_obj_t *isvc, corral_val_t *tmpl,
+                           const char *storage_uri)
 {
     const char *name = isvc->meta.name;
-    const corral_val_t *pred = corral_val_dig(isvc->raw, "spec.predictor");
-    corral_val_t *t = corral_val_new(a, CORRAL_VAL_MAP);
-    corral_val_t *m = corral_val_ensure_map(a, t, "metadata");
+    corral_val_t *m = corral_val_ensure_map(a, tmpl, "metadata");
     corral_val_t *labels = corral_val_ensure_map(a, m, "labels");
     corral_val_t *ann = corral_val_ensure_map(a, m, "annotations");
-    merge_strmap(a, labels, corral_val_get(pred, "labels"));
-    merge_strmap(a, ann, corral_val_get(pred, "annotations"));
     corral_val_set(a, labels, CORRAL__ISVC_LABEL, corral_val_new_str(a, name));
     corral_val_set(a, labels, "component", corral_val_new_str(a, "predictor"));
     corral_val_set(a, labels, "app",
@@ -171,9 +112,7 @@ corral_val_t *corral__isvc_template(corral_arena_t *a, const corral_obj_t *isvc,
     corral_val_set(a, ann, CORRAL__ISVC_QUEUE_ANN, corral_val_new_str(a, corral__isvc_queue(isvc)));
     if (set_str(storage_uri))
         corral_val_set(a, ann, CORRAL__ISVC_URI_ANN, corral_val_new_str(a, storage_uri));
-    add_runtime_contract(a, spec);
-    corral_val_set(a, t, "spec", spec);
-    return t;
+    add_runtime_contract(a, corral_val_ensure_map(a, tmpl, "spec"));
 }
 
 /* JSON with every map's keys sorted, so the hash does not depend on the

@@ -238,6 +238,7 @@ void corral__status_sync(corral_controller_t *c)
         write_pg(c, &s, &s.pg[i]);
     for (size_t i = 0; i < s.nq; i++)
         write_queue(c, &s, &s.qs[i]);
+    corral__modelcache_sync(c);
     corral_hmap_fini(&s.pgs);
     corral_hmap_fini(&s.queues);
     corral_arena_fini(&s.a);

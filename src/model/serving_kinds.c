@@ -230,7 +230,6 @@ static const corral__field_t runtime_fields[] = {
 void corral__kind_serving_runtime(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o)
 {
     corral_serving_runtime_t *r = corral_arena_alloc(d->a, sizeof(*r));
-    memset(r, 0, sizeof(*r));
     o->u.runtime = r;
     CORRAL__DEC_MAP(d, root, runtime_fields, r);
     const corral_val_t *spec =
@@ -323,7 +322,6 @@ static const corral__field_t lmc_fields[] = {
 void corral__kind_local_model_cache(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o)
 {
     corral_local_model_cache_t *c = corral_arena_alloc(d->a, sizeof(*c));
-    memset(c, 0, sizeof(*c));
     o->u.lmc = c;
     CORRAL__DEC_MAP(d, root, lmc_fields, c);
     const corral_val_t *spec =
@@ -463,7 +461,6 @@ void corral__kind_local_model_node_group(corral__dec_t *d, const corral_val_t *r
                                          corral_obj_t *o)
 {
     corral_local_model_node_group_t *g = corral_arena_alloc(d->a, sizeof(*g));
-    memset(g, 0, sizeof(*g));
     o->u.lmng = g;
     CORRAL__DEC_MAP(d, root, lmng_fields, g);
     const corral_val_t *spec = spec_of(d, root, "a LocalModelNodeGroup needs spec.storageLimit");
@@ -569,7 +566,6 @@ static const corral__field_t lmn_fields[] = {
 void corral__kind_local_model_node(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o)
 {
     corral_local_model_node_t *n = corral_arena_alloc(d->a, sizeof(*n));
-    memset(n, 0, sizeof(*n));
     o->u.lmn = n;
     CORRAL__DEC_MAP(d, root, lmn_fields, n);
     const corral_val_t *spec = spec_of(d, root, "a LocalModelNode needs spec.localModels");
@@ -599,7 +595,6 @@ static const corral__field_t crev_fields[] = {
 void corral__kind_controller_revision(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o)
 {
     corral_controller_revision_t *r = corral_arena_alloc(d->a, sizeof(*r));
-    memset(r, 0, sizeof(*r));
     o->u.crev = r;
     CORRAL__DEC_MAP(d, root, crev_fields, r);
     const corral_val_t *data = corral_val_get(root, "data");

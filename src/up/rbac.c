@@ -21,6 +21,7 @@
 CORRAL_EMBED(rbac_scheduler, "deploy/rbac/scheduler.yaml");
 CORRAL_EMBED(rbac_controller, "deploy/rbac/controller.yaml");
 CORRAL_EMBED(rbac_metrics, "deploy/rbac/metrics-reader.yaml");
+CORRAL_EMBED(rbac_agent, "deploy/rbac/agent.yaml");
 
 static const struct {
     const char *name;
@@ -29,6 +30,7 @@ static const struct {
     {"deploy/rbac/scheduler.yaml", rbac_scheduler_start, rbac_scheduler_end},
     {"deploy/rbac/controller.yaml", rbac_controller_start, rbac_controller_end},
     {"deploy/rbac/metrics-reader.yaml", rbac_metrics_start, rbac_metrics_end},
+    {"deploy/rbac/agent.yaml", rbac_agent_start, rbac_agent_end},
 };
 
 size_t corral_up_rbac_count(void)

@@ -25,30 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# jv PATH EXPR: GET PATH and print the Python expression EXPR of the object o.
-jv() {
-    call GET "$1"
-    [ "$CODE" = 200 ] || {
-        echo "<HTTP $CODE>"
-        return
-    }
-    printf '%s' "$BODY" | $PY -c "import json,sys
-o=json.load(sys.stdin)
-try: print($2)
-except Exception as e: print('<%s>' % e)"
-}
-
-# wait_for WHAT PATH EXPR WANT: poll until EXPR of PATH prints WANT (10 s).
-wait_for() {
-    local what=$1 path=$2 expr=$3 want=$4 got=""
-    for _ in $(seq 1 100); do
-        got=$(jv "$path" "$expr")
-        [ "$got" = "$want" ] && return 0
-        sleep 0.1
-    done
-    fail "$what: got '$got', want '$want'"
-    return 1
-}
+# jv and wait_for: apiserver_lib.bash.
 
 now() { date -u +%Y-%m-%dT%H:%M:%S.000000Z; }
 

@@ -50,8 +50,21 @@ static corral_obj_t *isvc_yaml(const char *yaml)
 
 static corral_val_t *template_of(const corral_obj_t *o)
 {
-    corral_val_t *spec = corral__isvc_podspec(&A, corral_val_dig(o->raw, "spec.predictor"));
-    return corral__isvc_template(&A, o, spec, "file:///models/llm");
+    corral_val_t *t = NULL;
+    char err[256];
+    cr_assert_eq(corral_isvc_resolve(&A, o, NULL, 0, &t, err, sizeof(err)), 0, "%s", err);
+    corral__isvc_template(&A, o, t, "file:///models/llm");
+    return t;
+}
+
+/* The entry of env named name, or NULL. */
+static const corral_val_t *env_of(const corral_val_t *env, const char *name)
+{
+    for (size_t i = 0; env && i < env->n; i++) {
+        if (!strcmp(corral_val_get_str(env->items[i], "name"), name))
+            return env->items[i];
+    }
+    return NULL;
 }
 
 Test(isvcctl, template_adds_the_runtime_contract)
@@ -65,13 +78,10 @@ Test(isvcctl, template_adds_the_runtime_contract)
     cr_assert_eq(corral__isvc_port(spec), 8000);
     const corral_val_t *c = corral_val_dig(spec, "containers")->items[0];
     const corral_val_t *env = corral_val_get(c, "env");
-    cr_assert_eq(env->n, 2);
-    cr_assert_str_eq(corral_val_get_str(env->items[0], "name"), "PORT");
-    cr_assert_str_eq(corral_val_get_str(env->items[0], "value"), "8000");
-    cr_assert_str_eq(corral_val_get_str(env->items[1], "name"), "POD_IP");
-    cr_assert_str_eq(
-        corral_val_get_str(corral_val_dig(env->items[1], "valueFrom.fieldRef"), "fieldPath"),
-        "status.podIP");
+    cr_assert_str_eq(corral_val_get_str(env_of(env, "PORT"), "value"), "8000");
+    cr_assert_str_eq(corral_val_get_str(corral_val_dig(env_of(env, "POD_IP"), "valueFrom.fieldRef"),
+                                        "fieldPath"),
+                     "status.podIP");
     cr_assert_eq(corral_val_dig(c, "readinessProbe.tcpSocket.port")->u.i, 8000);
     cr_assert_eq(corral_val_dig(c, "readinessProbe.periodSeconds")->u.i, 1);
     const corral_val_t *l = corral_val_dig(t, "metadata.labels");
@@ -90,7 +100,9 @@ Test(isvcctl, template_keeps_a_probe_and_names_the_queue)
                                     "readinessProbe: {httpGet: {path: /health, port: 9}}}"));
     corral_val_t *t = template_of(o);
     const corral_val_t *c = corral_val_dig(t, "spec.containers")->items[0];
-    cr_assert_eq(corral_val_get(c, "env")->n, 2); /* PORT kept as written, POD_IP added */
+    const corral_val_t *env = corral_val_get(c, "env");
+    cr_assert_str_eq(corral_val_get_str(env_of(env, "PORT"), "value"), "9", "kept as written");
+    cr_assert_not_null(env_of(env, "POD_IP"));
     cr_assert_not_null(corral_val_dig(c, "readinessProbe.httpGet"));
     cr_assert_null(corral_val_dig(c, "readinessProbe.tcpSocket"));
     cr_assert_eq(corral__isvc_port(corral_val_get(t, "spec")), 8080);

@@ -365,7 +365,7 @@ Test(up, plan_profiles_and_extra_config)
 
 Test(up, rbac_embedded_matches_deploy)
 {
-    cr_assert_eq(corral_up_rbac_count(), 3);
+    cr_assert_eq(corral_up_rbac_count(), 4);
     for (size_t i = 0; i < corral_up_rbac_count(); i++) {
         size_t len = 0;
         const char *text = corral_up_rbac_text(i, &len);
