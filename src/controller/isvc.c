@@ -660,7 +660,7 @@ static const corral_obj_t **runtimes(corral_controller_t *c, corral_arena_t *a, 
 
 /* The replicas' template and the model's storage URI, or NULL with why. */
 static corral_val_t *resolve(corral_controller_t *c, corral_arena_t *a, const corral_obj_t *isvc,
-                             const char **uri, const char **why)
+                             const char **uri, const char **why, const char **reason)
 {
     const corral_isvc_component_t *p = &isvc->u.isvc->predictor;
     *uri = p->storage_uri;
@@ -674,8 +674,12 @@ static corral_val_t *resolve(corral_controller_t *c, corral_arena_t *a, const co
     const corral_obj_t **rts = p->has_model ? runtimes(c, a, isvc->meta.namespace, &n) : NULL;
     char err[512] = "";
     corral_val_t *tmpl = NULL;
-    if (corral_isvc_resolve(a, isvc, rts, n, &tmpl, err, sizeof(err)) != 0 || !tmpl) {
+    int rc = corral_isvc_resolve(a, isvc, rts, n, &tmpl, err, sizeof(err));
+    if (rc != 0 || !tmpl) {
         *why = corral_arena_strdup(a, err[0] ? err : "the predictor cannot be resolved");
+        *reason = !p->has_model         ? "InvalidPredictorSpec"
+                  : rc == CORRAL_ENOENT ? "RuntimeNotRecognized"
+                                        : "NoSupportingRuntime";
         return NULL;
     }
     return tmpl;
@@ -695,8 +699,8 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
     const corral_val_t *old = corral_val_get(isvc->raw, "status");
     view_t v;
     build_view(c, &a, se, &v);
-    const char *uri = NULL, *why = NULL;
-    corral_val_t *tmpl = resolve(c, &a, isvc, &uri, &why);
+    const char *uri = NULL, *why = NULL, *reason = NULL;
+    corral_val_t *tmpl = resolve(c, &a, isvc, &uri, &why, &reason);
     int64_t port = CORRAL__ISVC_DEFAULT_PORT;
     if (tmpl) {
         corral__isvc_template(&a, isvc, tmpl, uri);
@@ -750,6 +754,11 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
     rev_t *latest = find_rev(&v, tr.latest_created);
     const char *waiting =
         latest && latest != ready_rev ? waiting_reason(&a, latest, &failed) : NULL;
+    int32_t ready = 0, nfailed = 0;
+    for (size_t i = 0; i < v.nrevs; i++) {
+        ready += v.revs[i].ready;
+        nfailed += v.revs[i].failed;
+    }
     corral__isvc_cold_t cold;
     bool have_cold = cold_starts(c, isvc, &v, &cold);
     corral__isvc_status_in_t sin = {.ns = ns,
@@ -759,6 +768,9 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
                                     .generation = isvc->meta.generation,
                                     .tr = &tr,
                                     .failure = tmpl ? NULL : why,
+                                    .failure_reason = reason,
+                                    .ready = ready,
+                                    .failed = nfailed,
                                     .waiting = waiting,
                                     .latest_failed = failed,
                                     .cold = have_cold ? &cold : NULL,

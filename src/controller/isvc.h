@@ -120,6 +120,8 @@ typedef struct corral__isvc_status_in {
     int64_t generation;
     const corral__isvc_traffic_t *tr;
     const char *failure;             /* the predictor cannot be resolved: why (NULL: it can) */
+    const char *failure_reason;      /* ... KServe's FailureReason (NoSupportingRuntime, ...) */
+    int32_t ready, failed;           /* replicas Ready and failed, all revisions */
     const char *waiting;             /* why the latest created revision is not ready yet, or NULL */
     bool latest_failed;              /* ... and it failed (a replica failed, none ever ready) */
     const corral__isvc_cold_t *cold; /* the last cold start, or NULL to keep the old */
@@ -128,7 +130,7 @@ typedef struct corral__isvc_status_in {
 } corral__isvc_status_in_t;
 
 /* The status KServe writes: url, address, conditions, components.predictor,
- * observedGeneration (a new tree in a). */
+ * modelStatus, observedGeneration (a new tree in a). */
 corral_val_t *corral__isvc_status(corral_arena_t *a, const corral__isvc_status_in_t *in);
 
 #endif

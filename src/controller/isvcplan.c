@@ -321,6 +321,46 @@ static corral_val_t *cold_val(corral_arena_t *a, const corral__isvc_cold_t *c)
     return m;
 }
 
+static void set_s(corral_arena_t *a, corral_val_t *m, const char *k, const char *v)
+{
+    corral_val_set(a, m, k, corral_val_new_str(a, v));
+}
+
+/* KServe's modelStatus: transition, model states, copies, last failure. */
+static corral_val_t *model_status(corral_arena_t *a, const corral__isvc_status_in_t *in,
+                                  bool latest_ready)
+{
+    corral_val_t *m = corral_val_new(a, CORRAL_VAL_MAP);
+    corral_val_t *states = corral_val_new(a, CORRAL_VAL_MAP);
+    bool any = in->tr && in->tr->latest_ready;
+    const char *transition;
+    if (in->failure) {
+        transition = "InvalidSpec";
+        set_s(a, states, "targetModelState", "FailedToLoad");
+    } else if (in->latest_failed) {
+        transition = "BlockedByFailedLoad";
+        set_s(a, states, "activeModelState", any ? "Loaded" : "");
+        set_s(a, states, "targetModelState", "FailedToLoad");
+    } else {
+        transition = latest_ready ? "UpToDate" : "InProgress";
+        set_s(a, states, "activeModelState", any ? "Loaded" : "Pending");
+        set_s(a, states, "targetModelState", latest_ready ? "Loaded" : "Loading");
+    }
+    set_s(a, m, "transitionStatus", transition);
+    corral_val_set(a, m, "states", states);
+    corral_val_t *copies = corral_val_ensure_map(a, m, "copies");
+    corral_val_set(a, copies, "failedCopies", corral_val_new_int(a, in->failed));
+    corral_val_set(a, copies, "totalCopies", corral_val_new_int(a, in->ready));
+    if (in->failure || in->latest_failed) {
+        corral_val_t *f = corral_val_ensure_map(a, m, "lastFailureInfo");
+        set_s(a, f, "reason",
+              in->failure ? (in->failure_reason ? in->failure_reason : "InvalidPredictorSpec")
+                          : "ModelLoadFailed");
+        set_s(a, f, "message", in->failure ? in->failure : (in->waiting ? in->waiting : ""));
+    }
+    return m;
+}
+
 corral_val_t *corral__isvc_status(corral_arena_t *a, const corral__isvc_status_in_t *in)
 {
     const corral__isvc_traffic_t *tr = in->tr;
@@ -418,6 +458,7 @@ corral_val_t *corral__isvc_status(corral_arena_t *a, const corral__isvc_status_i
         corral_val_set(a, p, CORRAL__ISVC_COLD_START, cold_val(a, in->cold));
     else if (oldcold)
         corral_val_set(a, p, CORRAL__ISVC_COLD_START, corral_val_copy(a, oldcold));
+    corral_val_set(a, st, "modelStatus", model_status(a, in, latest_ready && !in->failure));
     corral_val_set(a, st, "observedGeneration", corral_val_new_int(a, in->generation));
     return st;
 }

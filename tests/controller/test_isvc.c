@@ -291,6 +291,10 @@ Test(isvcctl, status_of_a_ready_canary)
     cr_assert_str_eq(
         corral_val_get_str(corral_val_get(p, CORRAL__ISVC_COLD_START), "scheduleSeconds"), "0.100");
     cr_assert_eq(corral_val_get(st, "observedGeneration")->u.i, 3);
+    cr_assert_str_eq(corral_val_get_str(corral_val_get(st, "modelStatus"), "transitionStatus"),
+                     "UpToDate");
+    cr_assert_str_eq(
+        corral_val_get_str(corral_val_dig(st, "modelStatus.states"), "activeModelState"), "Loaded");
     /* the same inputs a second later: equal (transition times kept), cold start kept */
     in.old = st;
     in.cold = NULL;
@@ -321,8 +325,38 @@ Test(isvcctl, status_while_the_first_revision_waits_for_gpus)
     const corral_val_t *tr = corral_val_dig(st, "components.predictor.traffic");
     cr_assert_eq(tr->n, 1, "the router must know where to queue");
     cr_assert_eq(corral_val_get(tr->items[0], "percent")->u.i, 100);
+    cr_assert_str_eq(corral_val_get_str(corral_val_get(st, "modelStatus"), "transitionStatus"),
+                     "InProgress");
+    cr_assert_str_eq(
+        corral_val_get_str(corral_val_dig(st, "modelStatus.states"), "activeModelState"),
+        "Pending");
     in.latest_failed = true;
     st = corral__isvc_status(&A, &in);
+    cr_assert_str_eq(corral_val_get_str(corral_val_get(st, "modelStatus"), "transitionStatus"),
+                     "BlockedByFailedLoad");
+    cr_assert_str_eq(
+        corral_val_get_str(corral_val_dig(st, "modelStatus.lastFailureInfo"), "reason"),
+        "ModelLoadFailed");
     cr_assert_str_eq(cond(st, "Ready", "status"), "False");
     cr_assert_str_eq(cond(st, "Ready", "reason"), "RevisionFailed");
+}
+
+Test(isvcctl, status_of_a_predictor_without_runtime)
+{
+    corral__isvc_status_in_t in = {.ns = "ml",
+                                   .name = "s",
+                                   .ingress_domain = "example.com",
+                                   .router_url = "http://r",
+                                   .failure = "no runtime found to support predictor",
+                                   .failure_reason = "NoSupportingRuntime",
+                                   .now_us = 1};
+    corral_val_t *st = corral__isvc_status(&A, &in);
+    cr_assert_str_eq(cond(st, "Ready", "status"), "False");
+    cr_assert_str_eq(cond(st, "Ready", "reason"), "PredictorSpecInvalid");
+    cr_assert_str_eq(corral_val_get_str(corral_val_get(st, "modelStatus"), "transitionStatus"),
+                     "InvalidSpec");
+    cr_assert_str_eq(
+        corral_val_get_str(corral_val_dig(st, "modelStatus.lastFailureInfo"), "reason"),
+        "NoSupportingRuntime");
+    cr_assert_eq(corral_val_dig(st, "components.predictor.traffic")->n, 0);
 }
