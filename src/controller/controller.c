@@ -67,6 +67,17 @@ long corral__ctl_send(corral_controller_t *c, const char *method, const char *pa
     return code;
 }
 
+const char *corral__ctl_owner(const corral_obj_t *o, const char *api_version, const char *kind)
+{
+    for (size_t i = 0; i < o->meta.nowners; i++) {
+        const corral_owner_ref_t *r = &o->meta.owners[i];
+        if (r->controller && r->kind && r->api_version && strcmp(r->kind, kind) == 0 &&
+            strcmp(r->api_version, api_version) == 0)
+            return r->uid;
+    }
+    return NULL;
+}
+
 void corral__ctl_cache(corral_controller_t *c, const corral_buf_t *body)
 {
     corral_watch_ev_t *ev = corral__ev_from_json(body->p ? body->p : "", body->len);

@@ -9,10 +9,10 @@
 #ifndef CORRAL_CONTROLLER_INT_H
 #define CORRAL_CONTROLLER_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controller/autoscale.h"
 #include "corral/client.h"
 #include "corral/controller.h"
 #include "corral/hmap.h"
@@ -215,15 +215,17 @@ struct corral_controller {
     int64_t evict_timer_at;  /* a pending eviction-deadline timer (monotonic), 0: none */
     uint64_t actions;        /* writes sent (for logs and tests) */
     corral__cmetrics_t m;
+    struct corral__autoscaler *as; /* InferenceService revisions (autoscale.h) */
     /* UsageRecords (usage.c): written once the first list of the existing
      * ones is known (so a restart does not post every finished pod again);
      * writes that failed for a reason that passes wait in retry. */
     bool usage_listed;
     struct corral__usage_retry *retry;
     size_t nretry, capretry;
-    /* InferenceServices (isvc.c) */
+    /* InferenceServices (isvc.c); isvc_poke: another thread (the
+     * autoscaler) asks for a pass now */
     corral__entries_t isvc_dirty;
-    corral__autoscaler_t *as;
+    atomic_bool isvc_poke;
     struct corral__isvc_state *isvc_state;
     size_t nisvc_state, capisvc_state;
 };
@@ -235,6 +237,9 @@ const char *corral__ctl_path(corral_arena_t *a, const corral_kind_info_t *k, con
 long corral__ctl_send(corral_controller_t *c, const char *method, const char *path,
                       const char *ctype, const corral_buf_t *body, corral_buf_t *resp);
 void corral__ctl_log(corral_controller_t *c, const char *fmt, ...) CORRAL_PRINTF(2, 3);
+/* The uid of o's controller (ownerReference with controller: true) when it
+ * is of that apiVersion and kind, else NULL. */
+const char *corral__ctl_owner(const corral_obj_t *o, const char *api_version, const char *kind);
 /* Put the object a write returned (JSON) into the cache at once, so the
  * next reconcile sees it before the informer delivers it. */
 void corral__ctl_cache(corral_controller_t *c, const corral_buf_t *body);
@@ -279,6 +284,10 @@ void corral__isvc_on_event(corral_controller_t *c, corral__entry_t *e, const cor
 void corral__isvc_forget(corral_controller_t *c, corral__entry_t *e);
 void corral__isvc_reconcile(corral_controller_t *c);
 void corral__isvc_tick(corral_controller_t *c);
+/* Reconcile every InferenceService at the next turn of the loop (any
+ * thread: the autoscaler calls it when requests wait for a revision at
+ * zero). */
+void corral__isvc_poke(corral_controller_t *c);
 struct corral__isvc_cold;
 void corral__cm_cold_start(corral_controller_t *c, const char *ns, const char *service,
                            const struct corral__isvc_cold *cs);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/autoscale.h"
 #include "controller/controller_int.h"
 #include "controller/isvc.h"
 #include "corral/timefmt.h"
@@ -71,12 +72,7 @@ static void state_drop(corral_controller_t *c, const char *ns, const char *rev, 
 
 static const char *isvc_owner(const corral_obj_t *o)
 {
-    for (size_t i = 0; i < o->meta.nowners; i++) {
-        const corral_owner_ref_t *r = &o->meta.owners[i];
-        if (r->controller && eq(r->kind, "InferenceService") && eq(r->api_version, ISVC_API))
-            return r->uid;
-    }
-    return NULL;
+    return corral__ctl_owner(o, ISVC_API, "InferenceService");
 }
 
 static void mark(corral_controller_t *c, corral__entry_t *e)
@@ -785,6 +781,13 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
 
 void corral__isvc_reconcile(corral_controller_t *c)
 {
+    if (atomic_exchange(&c->isvc_poke, false)) {
+        for (size_t i = 0; i < c->cache.nslots; i++) {
+            corral__entry_t *e = c->cache.slots[i];
+            if (e && e->kind == CORRAL_KIND_ISVC)
+                mark(c, e);
+        }
+    }
     while (c->isvc_dirty.n) {
         corral__entry_t *e = c->isvc_dirty.items[--c->isvc_dirty.n];
         e->isvc_dirty = false;
@@ -796,11 +799,7 @@ void corral__isvc_reconcile(corral_controller_t *c)
 
 void corral__isvc_tick(corral_controller_t *c)
 {
-    for (size_t i = 0; i < c->cache.nslots; i++) {
-        corral__entry_t *e = c->cache.slots[i];
-        if (e && e->kind == CORRAL_KIND_ISVC)
-            mark(c, e);
-    }
+    atomic_store(&c->isvc_poke, true);
     corral__isvc_reconcile(c);
 }
 
@@ -814,18 +813,24 @@ void corral__isvc_forget(corral_controller_t *c, corral__entry_t *e)
 
 int corral__isvc_start(corral_controller_t *c, char *err, size_t errlen)
 {
+    (void)err;
+    (void)errlen;
     if (!c->o.ingress_domain || !*c->o.ingress_domain)
         c->o.ingress_domain = "example.com";
     if (!c->o.router_url || !*c->o.router_url)
         c->o.router_url = "http://127.0.0.1:8080";
-    corral__as_opts_t ao = {.cfg = c->o.cfg};
-    return corral__as_new(&ao, &c->as, err, errlen);
+    atomic_init(&c->isvc_poke, false);
+    return 0;
+}
+
+void corral__isvc_poke(corral_controller_t *c)
+{
+    atomic_store(&c->isvc_poke, true);
+    corral_controller_wake(c);
 }
 
 void corral__isvc_stop(corral_controller_t *c)
 {
-    corral__as_free(c->as);
-    c->as = NULL;
     for (size_t i = 0; i < c->nisvc_state; i++)
         corral_free(c->isvc_state[i].key);
     corral_free(c->isvc_state);

@@ -24,12 +24,7 @@ static bool eq(const char *a, const char *b)
 /* The uid of obj's controller if it is a Volcano Job. */
 static const char *job_owner(const corral_obj_t *o)
 {
-    for (size_t i = 0; i < o->meta.nowners; i++) {
-        const corral_owner_ref_t *r = &o->meta.owners[i];
-        if (r->controller && eq(r->kind, "Job") && eq(r->api_version, CORRAL_VC_JOB_API))
-            return r->uid;
-    }
-    return NULL;
+    return corral__ctl_owner(o, CORRAL_VC_JOB_API, "Job");
 }
 
 void corral__mark_job(corral_controller_t *c, corral__entry_t *job)
