@@ -18,9 +18,10 @@
 #include "controller/isvc.h"
 #include "corral/timefmt.h"
 
-#define KIND_REV       CORRAL_KIND_CONTROLLERREVISION
-#define ISVC_API       "serving.kserve.io/v1beta1"
-#define BACKOFF_MAX_NS (60 * CORRAL_NS_PER_SEC)
+#define KIND_REV         CORRAL_KIND_CONTROLLERREVISION
+#define ISVC_API         "serving.kserve.io/v1beta1"
+#define BACKOFF_MAX_NS   (60 * CORRAL_NS_PER_SEC)
+#define BACKOFF_RESET_NS (10 * CORRAL_NS_PER_SEC)
 
 static bool eq(const char *a, const char *b)
 {
@@ -452,8 +453,12 @@ static void scale_rev(corral_controller_t *c, corral_arena_t *a, const corral_ob
                       int32_t want, int64_t now)
 {
     corral__isvc_state_t *st = state_of(c, isvc->meta.namespace, r->name);
-    if (r->ready && !r->failed)
-        st->fails = 0;
+    /* the backoff ends once a replica has stayed Ready a while */
+    for (size_t i = 0; !r->failed && i < r->npods; i++) {
+        const corral__entry_t *e = r->pods[i].e;
+        if (r->pods[i].ready && e->ready_ns && now - e->ready_ns >= BACKOFF_RESET_NS)
+            st->fails = 0;
+    }
     for (size_t i = 0; i < r->npods; i++) {
         rpod_t *p = &r->pods[i];
         if (p->failed && !p->gone) {
