@@ -3,7 +3,8 @@
  * and pods per task, lifecycle policies, retries, the job state machine),
  * PodGroup and Queue status, garbage collection by ownerReferences, and node
  * lifecycle (an expired Lease makes a node Ready=Unknown and tainted
- * unreachable; its pods are evicted after their tolerationSeconds). All of
+ * unreachable; its pods are evicted after their tolerationSeconds), and
+ * KServe InferenceServices (revisions, replicas, canary traffic). All of
  * them are clients of the API server: informers in, plain requests out.
  * docs/controller.md says what each one does and where it differs from
  * upstream.
@@ -36,6 +37,8 @@ typedef struct corral_controller_opts {
     int64_t scale_to_zero_grace_ns;      /* 0: 30 s */
     double max_scale_up_rate;            /* 0: 1000 */
     double max_scale_down_rate;          /* 0: 2 */
+    const char *ingress_domain;        /* InferenceService status.url domain; NULL: example.com */
+    const char *router_url;            /* status.address base; NULL: http://127.0.0.1:8080 */
 } corral_controller_opts_t;
 
 /*

@@ -1,6 +1,7 @@
 /*
  * `corral controller`: run the controllers (Volcano Job, PodGroup and
- * Queue status, garbage collection, node lifecycle) against an API server
+ * Queue status, garbage collection, node lifecycle, InferenceService)
+ * against an API server
  * until SIGINT or SIGTERM. Signals are taken with sigwait on a thread of
  * their own, which sets the stop flag and wakes the loop.
  */
@@ -46,6 +47,10 @@ static const char usage_text[] =
     "                                   a revision goes to zero (30s)\n"
     "  --max-scale-up-rate X            at most X times the current replicas per decision (1000)\n"
     "  --max-scale-down-rate X          at least current / X replicas per decision (2)\n"
+    "  --ingress-domain DOMAIN          InferenceService URLs: http://NAME.NS.DOMAIN "
+    "(example.com)\n"
+    "  --router-url URL                 InferenceService addresses: URL/serving/NS/NAME\n"
+    "                                   (http://127.0.0.1:8080, the router's default)\n"
     "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
 
 enum {
@@ -66,6 +71,8 @@ enum {
     OPT_AS_GRACE,
     OPT_AS_UP,
     OPT_AS_DOWN,
+    OPT_INGRESS_DOMAIN,
+    OPT_ROUTER_URL,
 };
 
 static volatile int stop_flag;
@@ -163,6 +170,8 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"scale-to-zero-grace", required_argument, NULL, OPT_AS_GRACE},
         {"max-scale-up-rate", required_argument, NULL, OPT_AS_UP},
         {"max-scale-down-rate", required_argument, NULL, OPT_AS_DOWN},
+        {"ingress-domain", required_argument, NULL, OPT_INGRESS_DOMAIN},
+        {"router-url", required_argument, NULL, OPT_ROUTER_URL},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
@@ -230,6 +239,12 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         case OPT_AS_DOWN:
             ok = rate_flag(ch == OPT_AS_UP ? "max-scale-up-rate" : "max-scale-down-rate", optarg,
                            ch == OPT_AS_UP ? &o->max_scale_up_rate : &o->max_scale_down_rate);
+            break;
+        case OPT_INGRESS_DOMAIN:
+            o->ingress_domain = optarg;
+            break;
+        case OPT_ROUTER_URL:
+            o->router_url = optarg;
             break;
         case 'q':
             o->log = NULL;

@@ -5,7 +5,8 @@
  * the GPUs Corral assigned, the conditions with PodScheduled's reason and
  * message (why a pod is pending), and events; nodes (describe_node.c)
  * their capacity, allocatable, GPU topology matrix, pods and allocated
- * resources. Volcano and KServe objects are shown field by field as
+ * resources. InferenceServices (describe_isvc.c) their revisions, traffic,
+ * replicas and last cold start. Volcano objects are shown field by field as
  * kubectl shows custom resources, followed by their pods.
  */
 #include <stdarg.h>
@@ -314,7 +315,7 @@ static const corral_val_t *container_status(const corral_val_t *pod, const char 
 }
 
 /* Conditions with PodScheduled's reason and message: why a pod waits. */
-static void desc_conditions(corral__dw_t *w, corral_arena_t *a, const corral_val_t *o)
+void corral__desc_conditions(corral__dw_t *w, corral_arena_t *a, const corral_val_t *o)
 {
     const corral_val_t *cs = corral_val_dig(o, "status.conditions");
     if (!cs || cs->kind != CORRAL_VAL_SEQ || !cs->n) {
@@ -388,7 +389,7 @@ static int describe_pod(corral__cli_t *k, corral_arena_t *a, const corral_val_t 
     for (size_t i = 0; cs && cs->kind == CORRAL_VAL_SEQ && i < cs->n; i++)
         desc_container(&w, cs->items[i],
                        container_status(o, corral_val_get_str(cs->items[i], "name")));
-    desc_conditions(&w, a, o);
+    corral__desc_conditions(&w, a, o);
     corral__dw_kv(&w, 0, "QoS Class", "%s", or_empty(corral__desc_str(o, "status.qosClass")));
     const corral_val_t *nsel = corral_val_dig(o, "spec.nodeSelector");
     if (nsel && nsel->kind == CORRAL_VAL_MAP && nsel->n) {
@@ -563,8 +564,6 @@ static int describe_custom(corral__cli_t *k, corral_arena_t *a, const corral_kin
         desc_pods(k, &w, a, ns, "scheduling.k8s.io/group-name", name, true);
     else if (info->kind == CORRAL_KIND_VCJOB)
         desc_pods(k, &w, a, ns, "volcano.sh/job-name", name, false);
-    else if (info->kind == CORRAL_KIND_ISVC)
-        desc_pods(k, &w, a, ns, "serving.kserve.io/inferenceservice", name, false);
     corral__desc_events(k, &w, a, info, ns, name, corral__desc_str(o, "metadata.uid"));
     corral__dw_flush(&w, stdout);
     return CORRAL_EXIT_OK;
@@ -598,6 +597,8 @@ static int describe_one(corral__cli_t *k, const corral_kind_info_t *info, const 
         rc = corral__describe_node(k, &a, o);
     } else if (info->kind == CORRAL_KIND_POD) {
         rc = describe_pod(k, &a, o);
+    } else if (info->kind == CORRAL_KIND_ISVC) {
+        rc = corral__describe_isvc(k, &a, o);
     } else {
         rc = describe_custom(k, &a, info, o);
     }

@@ -138,5 +138,9 @@ void corral__desc_events(corral__cli_t *k, corral__dw_t *w, corral_arena_t *a,
 void corral__desc_resources(corral__dw_t *w, int indent, const char *key, const corral_val_t *m);
 /* describe node NAME (describe_node.c). */
 int corral__describe_node(corral__cli_t *k, corral_arena_t *a, corral_val_t *node);
+/* describe isvc NAME (describe_isvc.c). */
+int corral__describe_isvc(corral__cli_t *k, corral_arena_t *a, const corral_val_t *o);
+/* The status.conditions table of an object. */
+void corral__desc_conditions(corral__dw_t *w, corral_arena_t *a, const corral_val_t *o);
 
 #endif

@@ -1,14 +1,15 @@
 /*
  * The controller's Prometheus metrics (docs/observability.md), served
  * on --metrics-listen with /healthz: reconciles and their durations per
- * controller, the depth of its work queues, Volcano Jobs by phase, and the
- * UsageRecords written and pruned. Everything is updated on the
+ * controller, the depth of its work queues, Volcano Jobs by phase, the
+ * UsageRecords written and pruned, and InferenceService cold starts. Everything is updated on the
  * controller's one thread; the gauges that need a walk of the cache (jobs
  * by phase) are refreshed at most once a second, never by a scrape.
  */
 #include <string.h>
 
 #include "controller/controller_int.h"
+#include "controller/isvc.h"
 #include "corral/timefmt.h"
 
 static const char *const no_labels[] = {NULL};
@@ -52,6 +53,15 @@ void corral__cm_start(corral_controller_t *c)
                                          "UsageRecords deleted by retention.", NULL);
     m->u_kept = corral_metrics_gauge(r, "corral_usage_records",
                                      "UsageRecords kept after the last retention pass.", NULL);
+    static const char *const cold[] = {"namespace", "service", "phase", NULL};
+    double cb[CORRAL_METRICS_MAX_BUCKETS];
+    size_t ncb = corral_metrics_exp_buckets(0.05, 2, 14, cb);
+    m->cold_start = corral_metrics_histogram(
+        r, "corral_inference_cold_start_seconds",
+        "Cold start of an InferenceService replica, by phase: schedule (created to bound), "
+        "fetch (the agent's model fetch), load (bound to Ready less the fetch), total "
+        "(created to Ready), as the controller saw them.",
+        cold, cb, ncb);
     corral_metric_t *zero[] = {m->writes,   m->u_written, m->u_exists,
                                m->u_failed, m->u_pruned,  m->u_kept};
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(zero); i++)
@@ -134,4 +144,15 @@ void corral__cm_tick(corral_controller_t *c)
         return;
     c->m.last_count_ns = now;
     count_jobs(c);
+}
+
+void corral__cm_cold_start(corral_controller_t *c, const char *ns, const char *service,
+                           const corral__isvc_cold_t *cs)
+{
+    static const char *const phases[] = {"schedule", "fetch", "load", "total"};
+    const double v[] = {cs->schedule_s, cs->fetch_s, cs->load_s, cs->total_s};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(phases); i++) {
+        const char *l[] = {ns, service, phases[i]};
+        corral_metric_observe(c->m.cold_start, l, v[i]);
+    }
 }

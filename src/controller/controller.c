@@ -68,6 +68,27 @@ long corral__ctl_send(corral_controller_t *c, const char *method, const char *pa
     return code;
 }
 
+const char *corral__ctl_owner(const corral_obj_t *o, const char *api_version, const char *kind)
+{
+    for (size_t i = 0; i < o->meta.nowners; i++) {
+        const corral_owner_ref_t *r = &o->meta.owners[i];
+        if (r->controller && r->kind && r->api_version && strcmp(r->kind, kind) == 0 &&
+            strcmp(r->api_version, api_version) == 0)
+            return r->uid;
+    }
+    return NULL;
+}
+
+void corral__ctl_cache(corral_controller_t *c, const corral_buf_t *body)
+{
+    corral_watch_ev_t *ev = corral__ev_from_json(body->p ? body->p : "", body->len);
+    if (!ev)
+        return;
+    corral_watch_ev_t *old = NULL;
+    corral__cache_put(&c->cache, ev, &old);
+    corral_watch_ev_free(old);
+}
+
 bool corral__ctl_delete(corral_controller_t *c, const corral_obj_t *o, int64_t grace)
 {
     corral_arena_t a;
@@ -94,8 +115,11 @@ typedef struct inf_spec {
     const char *ns;
 } inf_spec_t;
 
-/* The last four for the model cache's status (modelcache.c). */
-static const inf_spec_t informers[CORRAL__NINF] = {
+/* The model cache's status (modelcache.c) reads LocalModelCaches, node
+ * groups and LocalModelNodes; the InferenceService controller (isvc.c)
+ * services, their ControllerRevisions, the serving runtimes and
+ * LocalModelCaches. */
+static const inf_spec_t informers[] = {
     {CORRAL_KIND_VCJOB, NULL},
     {CORRAL_KIND_POD, NULL},
     {CORRAL_KIND_PODGROUP, NULL},
@@ -106,12 +130,17 @@ static const inf_spec_t informers[CORRAL__NINF] = {
     {CORRAL_KIND_LOCALMODELNODEGROUP, NULL},
     {CORRAL_KIND_LOCALMODELNODE, NULL},
     {CORRAL_KIND_ISVC, NULL},
+    {CORRAL_KIND_CONTROLLERREVISION, NULL},
+    {CORRAL_KIND_SERVINGRUNTIME, NULL},
+    {CORRAL_KIND_CLUSTERSERVINGRUNTIME, NULL},
 };
+_Static_assert(CORRAL_ARRAY_LEN(informers) == CORRAL__NINF, "CORRAL__NINF: one per informer");
 
-/* The autoscaler saw requests waiting for a revision at zero. */
+/* The autoscaler saw requests waiting for a revision at zero: reconcile the
+ * services now rather than at the next tick. */
 static void as_notify(void *arg)
 {
-    corral_controller_wake(arg);
+    corral__isvc_poke(arg);
 }
 
 static void as_log(void *arg, const char *line)
@@ -162,6 +191,10 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
         return arc;
     }
     corral__cache_init(&c->cache);
+    if (corral__isvc_start(c, err, errlen) != 0) {
+        corral_controller_free(c);
+        return CORRAL_EINVAL;
+    }
     for (size_t i = 0; i < CORRAL__NINF; i++) {
         corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
         int rc = corral_informer_start(o->cfg, &io, c->q, &c->inf[i], err, errlen);
@@ -191,6 +224,7 @@ void corral_controller_free(corral_controller_t *c)
     corral__cache_fini(&c->cache);
     corral__timers_fini(&c->timers);
     corral__usage_fini(c);
+    corral__isvc_stop(c);
     corral_free(c->dirty.items);
     corral_free(c->gcq.items);
     corral_client_free(c->cl);
@@ -225,6 +259,9 @@ static void on_deleted(corral_controller_t *c, corral_watch_ev_t *ev)
     if (!e)
         return;
     corral__jobs_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
+    corral__isvc_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
+    if (e->isvc_dirty)
+        corral__isvc_forget(c, e);
     if (e->kind == CORRAL_KIND_POD)
         corral__usage_on_pod(c, e, ev->obj ? ev->obj : e->ev->obj, true);
     char *uid = e->uid ? corral_strdup(e->uid) : NULL;
@@ -273,6 +310,7 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
     const corral_obj_t *oldobj = old ? old->obj : NULL;
     corral__jobs_on_event(c, e, oldobj, type);
     corral__nodes_on_event(c, e, oldobj);
+    corral__isvc_on_event(c, e, oldobj, type);
     if (e->kind == CORRAL_KIND_POD)
         corral__usage_on_pod(c, e, e->ev->obj, false);
     if (e->nowners) {
@@ -327,6 +365,11 @@ static void fire(corral_controller_t *c, corral__timer_t *t)
         timed(c, "usage-retention", corral__usage_prune);
     } else if (t->kind == CORRAL__T_USAGE_RETRY) {
         timed(c, "usage", corral__usage_retry);
+    } else if (t->kind == CORRAL__T_ISVC) {
+        corral__timers_push(&c->timers, corral__mono_ns() + CORRAL_NS_PER_SEC, CORRAL__T_ISVC,
+                            NULL);
+        if (c->synced)
+            corral__isvc_tick(c);
     }
     corral_free(t->key);
 }
@@ -342,6 +385,7 @@ static void reconcile(corral_controller_t *c)
         corral__jobs_reconcile(c, e);
         corral__cm_reconciled(c, "job", corral__mono_ns() - t0);
     }
+    corral__isvc_reconcile(c);
     if (c->synced && c->gcq.n)
         timed(c, "gc", corral__gc_run);
     if (c->status_dirty && !c->status_timer) {
@@ -356,6 +400,7 @@ int corral_controller_run(corral_controller_t *c, const volatile int *stop)
     corral_client_set_abort(c->cl, stop);
     corral__timers_push(&c->timers, corral__mono_ns() + c->o.node_monitor_period_ns,
                         CORRAL__T_NODES, NULL);
+    corral__timers_push(&c->timers, corral__mono_ns() + CORRAL_NS_PER_SEC, CORRAL__T_ISVC, NULL);
     while (!*stop) {
         int64_t wait = corral__timers_next(&c->timers, corral__mono_ns());
         int ms = wait < 0 || wait > 1000000000 ? 1000 : (int)(wait / 1000000);

@@ -9,6 +9,7 @@
 #ifndef CORRAL_CONTROLLER_INT_H
 #define CORRAL_CONTROLLER_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -103,6 +104,11 @@ struct corral__entry {
     bool usage_done;        /* pods: its UsageRecord was written (or tried) */
     corral__job_ev_t *jevs; /* jobs: events waiting for the reconcile (strings owned) */
     size_t njevs, capjevs;
+    /* InferenceServices (isvc.c): queued for a reconcile; their pods: when
+     * first seen bound and Ready (monotonic), cold start recorded */
+    bool isvc_dirty;
+    int64_t bound_ns, ready_ns;
+    bool cold_done;
 };
 
 typedef struct corral__entries {
@@ -152,6 +158,7 @@ typedef enum corral__timer_kind {
     CORRAL__T_GC,          /* owner checks */
     CORRAL__T_USAGE,       /* UsageRecord retention */
     CORRAL__T_USAGE_RETRY, /* UsageRecord writes to try again */
+    CORRAL__T_ISVC,        /* InferenceServices: the autoscaler's tick */
 } corral__timer_kind_t;
 
 typedef struct corral__timer {
@@ -178,7 +185,7 @@ int64_t corral__wall_us(void);
 
 /* --- the controller (controller.c and the files per controller) -------------------------- */
 
-enum { CORRAL__NINF = 10 };
+enum { CORRAL__NINF = 13 };
 
 /* The controller's metrics (cmetrics.c). */
 typedef struct corral__cmetrics {
@@ -186,6 +193,7 @@ typedef struct corral__cmetrics {
     corral_metrics_server_t *srv;
     corral_metric_t *rec, *rec_dur, *depth, *jobs, *writes;
     corral_metric_t *u_written, *u_exists, *u_failed, *u_pruned, *u_kept;
+    corral_metric_t *cold_start; /* corral_inference_cold_start_seconds */
     int64_t last_count_ns;
 } corral__cmetrics_t;
 
@@ -214,6 +222,12 @@ struct corral_controller {
     bool usage_listed;
     struct corral__usage_retry *retry;
     size_t nretry, capretry;
+    /* InferenceServices (isvc.c); isvc_poke: another thread (the
+     * autoscaler) asks for a pass now */
+    corral__entries_t isvc_dirty;
+    atomic_bool isvc_poke;
+    struct corral__isvc_state *isvc_state;
+    size_t nisvc_state, capisvc_state;
 };
 
 /* HTTP helpers (controller.c): path of an object, and requests that log
@@ -223,6 +237,12 @@ const char *corral__ctl_path(corral_arena_t *a, const corral_kind_info_t *k, con
 long corral__ctl_send(corral_controller_t *c, const char *method, const char *path,
                       const char *ctype, const corral_buf_t *body, corral_buf_t *resp);
 void corral__ctl_log(corral_controller_t *c, const char *fmt, ...) CORRAL_PRINTF(2, 3);
+/* The uid of o's controller (ownerReference with controller: true) when it
+ * is of that apiVersion and kind, else NULL. */
+const char *corral__ctl_owner(const corral_obj_t *o, const char *api_version, const char *kind);
+/* Put the object a write returned (JSON) into the cache at once, so the
+ * next reconcile sees it before the informer delivers it. */
+void corral__ctl_cache(corral_controller_t *c, const corral_buf_t *body);
 /* Delete an object (gracePeriodSeconds when grace >= 0); 404 counts as done. */
 bool corral__ctl_delete(corral_controller_t *c, const corral_obj_t *o, int64_t grace);
 
@@ -254,6 +274,23 @@ void corral__usage_on_pod(corral_controller_t *c, corral__entry_t *e, const corr
 void corral__usage_prune(corral_controller_t *c);
 void corral__usage_retry(corral_controller_t *c);
 void corral__usage_fini(corral_controller_t *c);
+
+/* isvc.c: the InferenceService controller (isvc.h has its pure half) */
+typedef struct corral__isvc_state corral__isvc_state_t;
+int corral__isvc_start(corral_controller_t *c, char *err, size_t errlen);
+void corral__isvc_stop(corral_controller_t *c);
+void corral__isvc_on_event(corral_controller_t *c, corral__entry_t *e, const corral_obj_t *old,
+                           corral_watch_type_t type);
+void corral__isvc_forget(corral_controller_t *c, corral__entry_t *e);
+void corral__isvc_reconcile(corral_controller_t *c);
+void corral__isvc_tick(corral_controller_t *c);
+/* Reconcile every InferenceService at the next turn of the loop (any
+ * thread: the autoscaler calls it when requests wait for a revision at
+ * zero). */
+void corral__isvc_poke(corral_controller_t *c);
+struct corral__isvc_cold;
+void corral__cm_cold_start(corral_controller_t *c, const char *ns, const char *service,
+                           const struct corral__isvc_cold *cs);
 
 /* status.c */
 void corral__status_sync(corral_controller_t *c);

@@ -24,12 +24,7 @@ static bool eq(const char *a, const char *b)
 /* The uid of obj's controller if it is a Volcano Job. */
 static const char *job_owner(const corral_obj_t *o)
 {
-    for (size_t i = 0; i < o->meta.nowners; i++) {
-        const corral_owner_ref_t *r = &o->meta.owners[i];
-        if (r->controller && eq(r->kind, "Job") && eq(r->api_version, CORRAL_VC_JOB_API))
-            return r->uid;
-    }
-    return NULL;
+    return corral__ctl_owner(o, CORRAL_VC_JOB_API, "Job");
 }
 
 void corral__mark_job(corral_controller_t *c, corral__entry_t *job)
@@ -116,16 +111,6 @@ void corral__jobs_on_event(corral_controller_t *c, corral__entry_t *e, const cor
 
 /* --- carrying out a plan ------------------------------------------------------------------- */
 
-static void cache_response(corral_controller_t *c, const corral_buf_t *body)
-{
-    corral_watch_ev_t *ev = corral__ev_from_json(body->p ? body->p : "", body->len);
-    if (!ev)
-        return;
-    corral_watch_ev_t *old = NULL;
-    corral__cache_put(&c->cache, ev, &old);
-    corral_watch_ev_free(old);
-}
-
 static long post(corral_controller_t *c, corral_arena_t *a, corral_kind_t k, const char *ns,
                  const corral_val_t *obj)
 {
@@ -136,7 +121,7 @@ static long post(corral_controller_t *c, corral_arena_t *a, corral_kind_t k, con
     const char *path = corral__ctl_path(a, corral_kind_get(k), ns, NULL, NULL);
     long code = corral__ctl_send(c, "POST", path, NULL, &body, &resp);
     if (code == 201 || code == 200)
-        cache_response(c, &resp);
+        corral__ctl_cache(c, &resp);
     corral_buf_fini(&body);
     corral_buf_fini(&resp);
     return code;
@@ -156,7 +141,7 @@ static bool write_status(corral_controller_t *c, corral_arena_t *a, corral__entr
         corral__ctl_path(a, job->info, job->meta.namespace, job->meta.name, "status");
     long code = corral__ctl_send(c, "PUT", path, NULL, &body, &resp);
     if (code == 200)
-        cache_response(c, &resp);
+        corral__ctl_cache(c, &resp);
     corral_buf_fini(&body);
     corral_buf_fini(&resp);
     return code == 200;

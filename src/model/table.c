@@ -383,18 +383,51 @@ static void hn_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const 
     c[3] = corral_table_age(o, now, a);
 }
 
-static const corral_table_col_t isvc_cols[] = {{"NAME", 0}, {"URL", 0}, {"READY", 0},
-                                               {"AGE", 0},  {"MIN", 1}, {"MAX", 1}};
+/* KServe's printer columns; an absent value is blank, as kubectl shows them. */
+static const corral_table_col_t isvc_cols[] = {{"NAME", 0},
+                                               {"URL", 0},
+                                               {"READY", 0},
+                                               {"PREV", 0},
+                                               {"LATEST", 0},
+                                               {"PREVROLLEDOUTREVISION", 0},
+                                               {"LATESTREADYREVISION", 0},
+                                               {"AGE", 0},
+                                               {"MIN", 1},
+                                               {"MAX", 1}};
+
+/* The predictor's traffic entry with tag (or, tag NULL, latestRevision true). */
+static const corral_val_t *isvc_target(const corral_val_t *o, const char *tag)
+{
+    const corral_val_t *t = corral_val_dig(o, "status.components.predictor.traffic");
+    for (size_t i = 0; t && t->kind == CORRAL_VAL_SEQ && i < t->n; i++) {
+        const corral_val_t *e = t->items[i];
+        const char *et = corral_val_get_str(e, "tag");
+        const corral_val_t *lr = corral_val_get(e, "latestRevision");
+        if (tag ? et && !strcmp(et, tag) : lr && lr->kind == CORRAL_VAL_BOOL && lr->u.b)
+            return e;
+    }
+    return NULL;
+}
+
+static const char *or_blank(const char *s)
+{
+    return s ? s : "";
+}
 
 static void isvc_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
 {
     const corral_val_t *ready = condition(o, "status.conditions", "Ready");
+    const corral_val_t *prev = isvc_target(o, "prev"), *latest = isvc_target(o, NULL);
     c[0] = name_of(o);
-    c[1] = or_none(str(o, "status.url"));
-    c[2] = ready ? or_none(corral_val_get_str(ready, "status")) : "Unknown";
-    c[3] = corral_table_age(o, now, a);
-    c[4] = or_none(str(o, "spec.predictor.minReplicas"));
-    c[5] = or_none(str(o, "spec.predictor.maxReplicas"));
+    c[1] = or_blank(str(o, "status.url"));
+    c[2] = or_blank(ready ? corral_val_get_str(ready, "status") : NULL);
+    c[3] = or_blank(str(prev, "percent"));
+    c[4] = or_blank(str(latest, "percent"));
+    c[5] = or_blank(str(prev, "revisionName"));
+    c[6] = or_blank(str(o, "status.components.predictor.latestReadyRevision"));
+    c[7] = corral_table_age(o, now, a);
+    c[8] = or_none(str(o, "spec.predictor.minReplicas"));
+    c[9] = or_none(str(o, "spec.predictor.maxReplicas"));
 }
 
 /* --- generic and RBAC ------------------------------------------------------------------------- */

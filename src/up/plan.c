@@ -163,10 +163,6 @@ static void plan_router(corral_up_plan_t *p, const char *listen, int mport)
         corral_arena_printf(&p->a, "127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS),
         NULL};
     add_comp(p, "router", CORRAL_UP_TIER_CONTROL, args);
-    const char *h = listen;
-    if (!strncmp(h, "0.0.0.0:", 8) || h[0] == ':')
-        h = corral_arena_printf(&p->a, "127.0.0.1:%s", strrchr(listen, ':') + 1);
-    p->router = corral_arena_printf(&p->a, "http://%s", h);
 }
 
 static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int cport)
@@ -193,10 +189,16 @@ static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int
                            corral_arena_printf(&p->a, "127.0.0.1:%d", sport),
                            NULL};
     add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
-    /* The autoscaler reads the router's metrics (none when the router is off). */
-    const char *ctrl[8] = {"controller", "--kubeconfig",
-                           path(p, "kubeconfigs/controller.kubeconfig")};
-    size_t nc = 3;
+    /* InferenceService URLs name the router; its autoscaler reads the
+     * router's metrics (neither when the router is off). */
+    const char *ctrl[12] = {"controller", "--kubeconfig",
+                            path(p, "kubeconfigs/controller.kubeconfig"), "--ingress-domain",
+                            "example.com"};
+    size_t nc = 5;
+    if (p->router) {
+        ctrl[nc++] = "--router-url";
+        ctrl[nc++] = p->router;
+    }
     if (p->router_metrics) {
         ctrl[nc++] = "--router-metrics";
         ctrl[nc++] = p->router_metrics;
@@ -345,10 +347,15 @@ int corral_up_plan(const corral_up_opts_t *o, bool real_gpus, corral_up_plan_t *
     for (int i = 0; i < o->hollow_nodes; i++)
         add_ident(p, corral_arena_printf(&p->a, "system:node:hollow-%d", i), "system:nodes");
     p->comps = corral_arena_alloc(&p->a, (4 + nnodes + 1) * sizeof(*p->comps));
-    if (strcmp(rlisten, "off") != 0)
+    if (strcmp(rlisten, "off") != 0) {
+        const char *h = rlisten;
+        if (!strncmp(h, "0.0.0.0:", 8) || h[0] == ':')
+            h = corral_arena_printf(&p->a, "127.0.0.1:%s", strrchr(rlisten, ':') + 1);
+        p->router = corral_arena_printf(&p->a, "http://%s", h);
         p->router_metrics = corral_arena_printf(&p->a, "http://127.0.0.1:%d",
                                                 o->router_metrics_port ? o->router_metrics_port
                                                                        : DEFAULT_ROUTER_METRICS);
+    }
     plan_control(p, listen, o->scheduler_metrics_port, o->controller_metrics_port);
     plan_router(p, rlisten, o->router_metrics_port);
     plan_agents(p, profile, o->hollow_nodes);

@@ -68,3 +68,14 @@ up_start() {
     cat "$TMP/up.out" "$TMP/up.err"
     return 1
 }
+
+# up_stop: stop the `corral up` of up_start (SIGINT, SIGKILL after 10 s)
+# and remove $TMP; for `trap up_stop EXIT`.
+up_stop() {
+    if [ -n "${UP_PID:-}" ]; then
+        kill -INT "$UP_PID" 2>/dev/null
+        for _ in $(seq 1 100); do kill -0 "$UP_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$UP_PID" 2>/dev/null
+    fi
+    rm -rf "$TMP"
+}

@@ -272,6 +272,7 @@ Test(up, plan_simulated)
                      "--scheduler-name corral,volcano,default-scheduler");
     cr_assert_str_eq(cmdline(&p, "controller", buf, sizeof(buf)),
                      "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig "
+                     "--ingress-domain example.com --router-url http://127.0.0.1:8080 "
                      "--router-metrics http://127.0.0.1:9091");
     cr_assert_str_eq(cmdline(&p, "agent-sim-node-1", buf, sizeof(buf)),
                      "corral agent --node-name sim-node-1 --gpus sim:h100-sxm-8 --root "
