@@ -69,7 +69,8 @@ until_ok "$UP_WAIT" is "py \"p.get('latestReadyRevision')\"" "$R1" ||
 is "py \"[c['status'] for c in o['status']['conditions'] if c['type']=='Ready'][0]\"" True ||
     fail "not Ready: $(py "o['status']['conditions']")"
 is "py \"o['status']['url']\"" "http://web.default.example.com" || fail "url: $(py "o['status']['url']")"
-is "py \"o['status']['address']['url']\"" "http://127.0.0.1:8080/serving/default/web" ||
+ROUTER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["router"])' "$D/endpoints.json")
+is "py \"o['status']['address']['url']\"" "$ROUTER/serving/default/web" ||
     fail "address: $(py "o['status']['address']")"
 is "py \"p.get('latestRolledoutRevision')\"" "$R1" || fail "revision 1 not rolled out"
 expect_exit 0 "$CORRAL" get controllerrevision "$R1" -o json
