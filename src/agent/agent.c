@@ -41,6 +41,8 @@ typedef struct agent {
     bool synced;
     corral__telem_t *tm;
     int64_t last_tick_us, next_telem_us;
+    char podip_dir[4096 - 64];
+    corral__prober_t *prober; /* made when the first probe is due */
 } agent_t;
 
 void corral_agent_opts_init(corral_agent_opts_t *o)
@@ -73,6 +75,37 @@ static void begin_delete(agent_t *ag, corral__pod_t *p, const corral_obj_t *o)
         p->grace_s = 0;
 }
 
+/* Claim the pod's own loopback address (the one recorded in its directory
+ * first, so an adopted pod keeps its address) and record it. */
+static void pod_address(agent_t *ag, corral__pod_t *p)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const char *rec =
+        corral_arena_printf(&a, "%s/.corral/podip", corral__pod_dir(&a, ag->o->root, p->uid));
+    char prefer[CORRAL__PODIP_LEN] = "";
+    FILE *fp = fopen(rec, "re");
+    if (fp) {
+        if (!fgets(prefer, sizeof(prefer), fp))
+            prefer[0] = '\0';
+        prefer[strcspn(prefer, "\n")] = '\0';
+        fclose(fp);
+    }
+    p->ip = corral_malloc(sizeof(*p->ip));
+    if (corral__podip_claim(p->ip, ag->podip_dir, p->uid, prefer) != 0) {
+        corral__log("pod %s/%s: no free pod address in %s: using the host's", p->ns, p->name,
+                    ag->podip_dir);
+        corral_free(p->ip);
+        p->ip = NULL;
+    } else {
+        if (prefer[0] && strcmp(prefer, p->ip->ip) != 0)
+            corral__log("pod %s/%s: its address %s was taken: now %s", p->ns, p->name, prefer,
+                        p->ip->ip);
+        corral__agent_write_file(rec, p->ip->ip, strlen(p->ip->ip));
+    }
+    corral_arena_fini(&a);
+}
+
 static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
 {
     const corral_obj_t *o = ev->obj;
@@ -83,6 +116,12 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
     p->node = corral_strdup(ag->o->node_name);
     const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
     p->gpu_ids = ids ? corral_strdup(ids) : NULL;
+    if (ag->pr.sim_gpus && ids && *ids) {
+        corral_arena_t a;
+        corral_arena_init(&a);
+        p->gpu_load = corral_strdup(corral__pod_gpu_load_path(&a, ag->o->root, p->uid));
+        corral_arena_fini(&a);
+    }
     p->sim_util = corral__pod_sim_util(o);
     p->gpu_milli = corral__pod_gpu_milli(o);
     p->ev = ev;
@@ -96,6 +135,7 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
         corral__log("pod %s/%s: found its state from a previous run", p->ns, p->name);
     }
     corral__proc_record_pod(&ag->pr, p);
+    pod_address(ag, p);
     for (size_t i = 0; i < p->nctrs; i++)
         if (p->ctrs[i].st == CORRAL__C_WAITING)
             snprintf(p->ctrs[i].wreason, sizeof(p->ctrs[i].wreason), "ContainerCreating");
@@ -257,6 +297,8 @@ static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
         drive_delete(ag, p, now);
         return;
     }
+    if (!p->last_status && corral__pod_write_status(ag->c, p, "127.0.0.1", now) != 0)
+        return; /* its address is reported before its containers start */
     for (size_t i = 0; i < p->nctrs; i++)
         if (p->ctrs[i].st == CORRAL__C_TERMINATED && !p->ctrs[i].handled)
             after_exit(ag, p, &p->ctrs[i], now);
@@ -276,6 +318,48 @@ static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
         p->terminal = true;
     if (!p->retry_us || now >= p->retry_us)
         corral__pod_write_status(ag->c, p, "127.0.0.1", now);
+}
+
+/* --- readiness probes ------------------------------------------------------------------------ */
+
+#define PROBE_THREADS 4
+
+/* Count the probes that finished, then hand the due ones to the workers. */
+static void probes(agent_t *ag, int64_t now)
+{
+    corral__probe_result_t r;
+    while (ag->prober && corral__prober_take(ag->prober, &r)) {
+        corral__pod_t *p = corral__podtab_find(&ag->pods, r.uid);
+        corral__ctr_t *c = p && r.ctr >= 0 && (size_t)r.ctr < p->nctrs ? &p->ctrs[r.ctr] : NULL;
+        if (c && c->rp && c->st == CORRAL__C_RUNNING && c->instance == r.instance) {
+            if (!r.ok)
+                snprintf(c->rs.msg, sizeof(c->rs.msg), "%s", r.msg);
+            if (corral__probe_record(c->rp, &c->rs, r.ok, now))
+                corral__log("pod %s/%s container %s: %s%s", p->ns, p->name, c->name,
+                            c->rs.ready ? "ready" : "not ready: ", c->rs.ready ? "" : c->rs.msg);
+        }
+        corral_free(r.uid);
+    }
+    for (size_t i = 0; i < ag->pods.n; i++) {
+        corral__pod_t *p = ag->pods.pods[i];
+        if (p->deleting || p->terminal)
+            continue;
+        for (size_t k = p->ninit; k < p->nctrs; k++) {
+            corral__ctr_t *c = &p->ctrs[k];
+            if (!c->rp || c->st != CORRAL__C_RUNNING ||
+                !corral__probe_due(c->rp, &c->rs, c->started_us, now))
+                continue;
+            if (!ag->prober)
+                ag->prober = corral__prober_new(PROBE_THREADS);
+            corral_arena_t a;
+            corral_arena_init(&a);
+            if (corral__prober_submit(ag->prober, p->uid, (int)k, c->instance, c->rp,
+                                      corral__pod_ip(p, "127.0.0.1"), c->env,
+                                      corral__pod_dir(&a, ag->o->root, p->uid)) == 0)
+                c->rs.busy = true;
+            corral_arena_fini(&a);
+        }
+    }
 }
 
 /* --- shutdown ------------------------------------------------------------------------------- */
@@ -308,7 +392,7 @@ static void stop_all(agent_t *ag)
     bool killed = false;
     for (;;) {
         now = corral__now_us();
-        corral__proc_reap();
+        corral__proc_reap(&ag->pr);
         size_t left = 0;
         for (size_t i = 0; i < ag->pods.n; i++) {
             corral__pod_t *p = ag->pods.pods[i];
@@ -416,6 +500,7 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
 static void teardown(agent_t *ag)
 {
     corral_informer_stop(ag->inf);
+    corral__prober_free(ag->prober);
     corral_agent_logserver_stop(ag->logs);
     corral__telem_free(ag->tm);
     corral__podtab_fini(&ag->pods);
@@ -438,6 +523,7 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
         corral__podtab_fini(&ag.pods);
         return CORRAL_EINVAL;
     }
+    corral__podip_default_dir(ag.podip_dir, sizeof(ag.podip_dir));
     int rc = setup(&ag, cfg, &sigs);
     while (rc == 0 && !stop_requested(&sigs)) {
         corral_watch_ev_t *evs = corral_evq_take(ag.q, TICK_MS);
@@ -448,9 +534,10 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
             handle(&ag, evs, now);
             evs = next;
         }
-        corral__proc_reap();
+        corral__proc_reap(&ag.pr);
         telemetry(&ag, now);
         corral__node_heartbeat(ag.c, &ag.node, now, o->heartbeat_s, o->status_every);
+        probes(&ag, now);
         for (size_t i = 0; i < ag.pods.n; i++)
             drive(&ag, ag.pods.pods[i], now);
     }

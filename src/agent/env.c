@@ -149,9 +149,10 @@ static const char *field_ref(const corral__envctx_t *e, const char *path)
         v = corral_val_get_str(spec, "serviceAccountName");
         return v ? v : "default";
     }
-    if (!strcmp(path, "status.hostIP") || !strcmp(path, "status.podIP") ||
-        !strcmp(path, "status.hostIPs") || !strcmp(path, "status.podIPs"))
+    if (!strcmp(path, "status.hostIP") || !strcmp(path, "status.hostIPs"))
         return e->host_ip;
+    if (!strcmp(path, "status.podIP") || !strcmp(path, "status.podIPs"))
+        return e->pod_ip ? e->pod_ip : e->host_ip;
     return NULL;
 }
 
@@ -364,9 +365,14 @@ int corral__env_build(corral_arena_t *a, const corral__envctx_t *e, char ***envp
     envlist_t l = {.a = a};
     err[0] = '\0';
     const char *pname = corral_val_get_str(corral_val_get(e->pod, "metadata"), "name");
-    env_set(&l, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    const char *sys_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    env_set(&l, "PATH",
+            e->bin_dir && *e->bin_dir ? corral_arena_printf(a, "%s:%s", e->bin_dir, sys_path)
+                                      : sys_path);
     env_set(&l, "HOME", e->home ? e->home : "/");
     env_set(&l, "HOSTNAME", pname ? pname : "");
+    if (e->gpu_load)
+        env_set(&l, "CORRAL_GPU_LOAD_FILE", e->gpu_load);
     int rc = env_from(a, e, &l, err, errlen);
     if (rc)
         return rc;

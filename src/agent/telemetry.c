@@ -45,6 +45,7 @@ typedef struct tgpu {
     bool nvlink;
     char *ns, *pod, *ctr; /* holder, NULL when idle */
     int target;           /* simulated load of the holder */
+    bool exact;           /* target is reported by the workload: no jitter */
     double util, util_s;  /* current utilization, its integral (GPU-seconds) */
     double temp, power, energy_mj, nvlink_kib;
     uint64_t xid;
@@ -109,6 +110,8 @@ static double util_at(const corral__telem_t *t, const tgpu_t *g, int i, int64_t 
 {
     if (!g->pod || g->target <= 0)
         return 0;
+    if (g->exact)
+        return g->target > 100 ? 100 : g->target;
     int jitter = (int)(mix(t->seed, i, us / BUCKET_US) % 7) - 3;
     int u = g->target + jitter;
     return u < 0 ? 0 : u > 100 ? 100 : u;
@@ -306,7 +309,8 @@ void corral__telem_set_owners(corral__telem_t *t, const corral__gpu_owner_t *own
         const corral__gpu_owner_t *o = i < n ? &owners[i] : NULL;
         const char *pod = o ? o->pod : NULL;
         if (same(pod, g->pod) &&
-            (!pod || (same(o->ns, g->ns) && same(o->container, g->ctr) && o->util == g->target)))
+            (!pod || (same(o->ns, g->ns) && same(o->container, g->ctr) && o->util == g->target &&
+                      o->exact == g->exact)))
             continue;
         owner_clear(g);
         if (pod) {
@@ -314,8 +318,10 @@ void corral__telem_set_owners(corral__telem_t *t, const corral__gpu_owner_t *own
             g->pod = dup_or_null(pod);
             g->ctr = dup_or_null(o->container ? o->container : "");
             g->target = o->util;
+            g->exact = o->exact;
         } else {
             g->target = 0;
+            g->exact = false;
         }
         if (t->sim) {
             g->util = util_at(t, g, i, t->t_us);

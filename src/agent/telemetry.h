@@ -63,6 +63,7 @@ typedef struct corral__gpu_sample {
 typedef struct corral__gpu_owner {
     const char *ns, *pod, *container;
     int util;
+    bool exact; /* util is the workload's own report (CORRAL_GPU_LOAD_FILE): no jitter */
 } corral__gpu_owner_t;
 
 /* One container's CPU and memory for /metrics/resource. */
