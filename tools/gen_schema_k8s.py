@@ -59,6 +59,7 @@ TOPS = [
     ("authentication.k8s.io/v1", "TokenReview", "k8s.io.api.authentication.v1", "TokenReview"),
     ("autoscaling/v1", "Scale", "k8s.io.api.autoscaling.v1", "Scale"),
     ("policy/v1", "Eviction", "k8s.io.api.policy.v1", "Eviction"),
+    ("apps/v1", "ControllerRevision", "k8s.io.api.apps.v1", "ControllerRevision"),
 ]
 
 # Package -> (repository, directory).
@@ -72,6 +73,7 @@ PACKAGES = {
     "k8s.io.api.authentication.v1": ("api", "authentication/v1"),
     "k8s.io.api.autoscaling.v1": ("api", "autoscaling/v1"),
     "k8s.io.api.policy.v1": ("api", "policy/v1"),
+    "k8s.io.api.apps.v1": ("api", "apps/v1"),
     "k8s.io.apimachinery.pkg.apis.meta.v1": ("apimachinery", "pkg/apis/meta/v1"),
     "k8s.io.apimachinery.pkg.runtime": ("apimachinery", "pkg/runtime"),
     "k8s.io.apimachinery.pkg.runtime.schema": ("apimachinery", "pkg/runtime/schema"),

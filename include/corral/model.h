@@ -55,6 +55,13 @@ typedef enum corral_kind {
     CORRAL_KIND_RESOURCEQUOTA,
     CORRAL_KIND_LIMITRANGE,
     CORRAL_KIND_USAGE, /* corral.dev/v1 UsageRecord (accounting, docs/observability-sched.md) */
+    /* serving.kserve.io/v1alpha1 (src/model/serving_kinds.c) */
+    CORRAL_KIND_SERVINGRUNTIME,
+    CORRAL_KIND_CLUSTERSERVINGRUNTIME,
+    CORRAL_KIND_LOCALMODELCACHE,
+    CORRAL_KIND_LOCALMODELNODEGROUP,
+    CORRAL_KIND_LOCALMODELNODE,
+    CORRAL_KIND_CONTROLLERREVISION, /* apps/v1 */
     CORRAL_KIND_COUNT
 } corral_kind_t;
 
@@ -661,6 +668,101 @@ typedef struct corral_usage {
     const char *pod, *pod_uid, *queue, *job, *node, *gpu_model, *gpu_ids, *phase, *reason;
 } corral_usage_t;
 
+/* --- serving.kserve.io/v1alpha1: serving runtimes and the local model cache --------------- */
+
+/* One entry of a runtime's supportedModelFormats. */
+typedef struct corral_model_format_support {
+    const char *name;
+    const char *version;       /* NULL: every version */
+    bool auto_select;          /* autoSelect (default false) */
+    corral_opt_i32_t priority; /* 1 or more; only meaningful with autoSelect */
+} corral_model_format_support_t;
+
+/* ServingRuntime and ClusterServingRuntime (the same spec). The containers
+ * and pod fields as written stay in raw: corral_isvc_resolve reads them. */
+typedef struct corral_serving_runtime {
+    corral_model_format_support_t *formats; /* supportedModelFormats */
+    size_t nformats;
+    bool disabled;
+    bool multi_model;
+    corral_strlist_t protocol_versions; /* v1, v2, grpc-v1, grpc-v2 */
+    corral_container_t *containers;     /* at least one; the first serves */
+    size_t ncontainers;
+    corral_strmap_t node_selector;
+    corral_tolerations_t tolerations;
+    corral_node_affinity_t node_affinity;
+    const char *scheduler_name;
+    corral_strmap_t labels; /* added to the pods */
+    corral_strmap_t annotations;
+} corral_serving_runtime_t;
+
+/* LocalModelCache status.nodeStatus values (KServe's NodeStatus). */
+#define CORRAL_NODE_NOT_READY        "NodeNotReady"
+#define CORRAL_NODE_DOWNLOAD_PENDING "NodeDownloadPending"
+#define CORRAL_NODE_DOWNLOADING      "NodeDownloading"
+#define CORRAL_NODE_DOWNLOADED       "NodeDownloaded"
+#define CORRAL_NODE_DOWNLOAD_ERROR   "NodeDownloadError"
+/* LocalModelNode status.modelStatus values (KServe's ModelStatus). */
+#define CORRAL_MODEL_DOWNLOAD_PENDING "ModelDownloadPending"
+#define CORRAL_MODEL_DOWNLOADING      "ModelDownloading"
+#define CORRAL_MODEL_DOWNLOADED       "ModelDownloaded"
+#define CORRAL_MODEL_DOWNLOAD_ERROR   "ModelDownloadError"
+
+/* LocalModelCache (cluster-scoped, as upstream): a model to keep on every
+ * node of its node groups. */
+typedef struct corral_local_model_cache {
+    const char *source_model_uri; /* required */
+    corral_qty_t model_size;      /* required */
+    corral_strlist_t node_groups; /* required, at least one */
+    const char *service_account_name;
+    /* status */
+    int32_t copies_available, copies_total, copies_failed;
+    corral_strmap_t node_status; /* node -> CORRAL_NODE_* */
+} corral_local_model_cache_t;
+
+/* LocalModelNodeGroup (cluster-scoped): the nodes that cache models and how
+ * much each may hold. Its nodes: those matching persistentVolumeSpec.
+ * nodeAffinity.required and spec.nodeSelector (a Corral extension: Corral
+ * caches in a node-local directory and needs no volume); neither: every node. */
+typedef struct corral_local_model_node_group {
+    corral_qty_t storage_limit;     /* required */
+    corral_strmap_t node_selector;  /* Corral */
+    corral_nsel_term_t *node_terms; /* ORed nodeSelectorTerms */
+    size_t nnode_terms;
+    const char *local_path; /* persistentVolumeSpec.local.path or .hostPath.path; may be NULL */
+} corral_local_model_node_group_t;
+
+/* One entry of LocalModelNode spec.localModels. */
+typedef struct corral_local_model_info {
+    const char *source_model_uri;
+    const char *model_name; /* the LocalModelCache's name, the directory name */
+    const char *namespace;  /* LocalModelNamespaceCache only; NULL */
+    const char *node_group;
+    const char *service_account_name;
+} corral_local_model_info_t;
+
+/* LocalModelNode (cluster-scoped, named after its node, written by the
+ * node's agent). */
+typedef struct corral_local_model_node {
+    corral_local_model_info_t *models;
+    size_t nmodels;
+    corral_strmap_t model_status; /* cache name -> CORRAL_MODEL_* */
+} corral_local_model_node_t;
+
+/* apps/v1 ControllerRevision: an immutable snapshot (data) numbered revision. */
+typedef struct corral_controller_revision {
+    int64_t revision;
+    const corral_val_t *data; /* as written */
+} corral_controller_revision_t;
+
+/* KServe's MatchStorageURI: storage_uri equals cached_uri or lies under it
+ * at a '/' boundary (one trailing slash of each ignored). */
+bool corral_storage_uri_match(const char *cached_uri, const char *storage_uri);
+
+/* Is node (its name and labels) in LocalModelNodeGroup group? */
+bool corral_model_node_group_selects(const corral_obj_t *group, const char *node_name,
+                                     const corral_strmap_t *node_labels);
+
 /* --- objects ------------------------------------------------------------------ */
 
 struct corral_obj {
@@ -693,6 +795,11 @@ struct corral_obj {
         corral_resource_quota_t *quota;
         corral_limit_range_t *limits;
         corral_usage_t *usage;
+        corral_serving_runtime_t *runtime; /* ServingRuntime, ClusterServingRuntime */
+        corral_local_model_cache_t *lmc;
+        corral_local_model_node_group_t *lmng;
+        corral_local_model_node_t *lmn;
+        corral_controller_revision_t *crev;
     } u;
 };
 

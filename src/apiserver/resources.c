@@ -42,6 +42,8 @@ static bool kind_has_status(corral_kind_t k)
     case CORRAL_KIND_ISVC:
     case CORRAL_KIND_SERVICE:
     case CORRAL_KIND_RESOURCEQUOTA:
+    case CORRAL_KIND_LOCALMODELCACHE: /* as KServe's CRDs: the node group and runtimes have none */
+    case CORRAL_KIND_LOCALMODELNODE:
         return true;
     default:
         return false; /* e.g. Volcano's PodGroup CRD has no status subresource */

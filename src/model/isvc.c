@@ -162,7 +162,7 @@ static const char *const uri_schemes[] = {"gs://",   "s3://",    "pvc://", "file
                                           "http://", "https://", "hf://",  "oci://"};
 #define URI_SCHEMES "gs://, s3://, pvc://, file://, http://, https://, hf://, oci://"
 
-static void dec_storage_uri(corral__dec_t *d, const corral_val_t *v, void *out)
+void corral__dec_storage_uri(corral__dec_t *d, const corral_val_t *v, void *out)
 {
     const char *s = NULL;
     corral__dec_str(d, v, &s);
@@ -216,7 +216,7 @@ static void dec_container_part(corral__dec_t *d, const corral_val_t *v, void *ou
 static const corral__field_t model_fields[] = {
     CORRAL__WHOLE("modelFormat", dec_model_format),
     CORRAL__F("runtime", corral__dec_str, corral_isvc_component_t, runtime),
-    CORRAL__F("storageUri", dec_storage_uri, corral_isvc_component_t, storage_uri),
+    CORRAL__F("storageUri", corral__dec_storage_uri, corral_isvc_component_t, storage_uri),
     CORRAL__F("protocolVersion", dec_protocol, corral_isvc_component_t, protocol_version),
     CORRAL__KEEP("runtimeVersion"),
     CORRAL__KEEP("storage"),

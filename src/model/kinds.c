@@ -56,6 +56,19 @@ static const corral_kind_info_t kinds[CORRAL_KIND_COUNT] = {
      true},
     {CORRAL_KIND_USAGE, "corral.dev", "v1", "corral.dev/v1", "UsageRecord", "usagerecords",
      "usagerecord", "ur", true},
+    {CORRAL_KIND_SERVINGRUNTIME, "serving.kserve.io", "v1alpha1", "serving.kserve.io/v1alpha1",
+     "ServingRuntime", "servingruntimes", "servingruntime", "", true},
+    {CORRAL_KIND_CLUSTERSERVINGRUNTIME, "serving.kserve.io", "v1alpha1",
+     "serving.kserve.io/v1alpha1", "ClusterServingRuntime", "clusterservingruntimes",
+     "clusterservingruntime", "", false},
+    {CORRAL_KIND_LOCALMODELCACHE, "serving.kserve.io", "v1alpha1", "serving.kserve.io/v1alpha1",
+     "LocalModelCache", "localmodelcaches", "localmodelcache", "", false},
+    {CORRAL_KIND_LOCALMODELNODEGROUP, "serving.kserve.io", "v1alpha1", "serving.kserve.io/v1alpha1",
+     "LocalModelNodeGroup", "localmodelnodegroups", "localmodelnodegroup", "", false},
+    {CORRAL_KIND_LOCALMODELNODE, "serving.kserve.io", "v1alpha1", "serving.kserve.io/v1alpha1",
+     "LocalModelNode", "localmodelnodes", "localmodelnode", "", false},
+    {CORRAL_KIND_CONTROLLERREVISION, "apps", "v1", "apps/v1", "ControllerRevision",
+     "controllerrevisions", "controllerrevision", "", true},
 };
 
 static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
@@ -84,6 +97,12 @@ static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
     [CORRAL_KIND_RESOURCEQUOTA] = corral__kind_resource_quota,
     [CORRAL_KIND_LIMITRANGE] = corral__kind_limit_range,
     [CORRAL_KIND_USAGE] = corral__kind_usage,
+    [CORRAL_KIND_SERVINGRUNTIME] = corral__kind_serving_runtime,
+    [CORRAL_KIND_CLUSTERSERVINGRUNTIME] = corral__kind_serving_runtime,
+    [CORRAL_KIND_LOCALMODELCACHE] = corral__kind_local_model_cache,
+    [CORRAL_KIND_LOCALMODELNODEGROUP] = corral__kind_local_model_node_group,
+    [CORRAL_KIND_LOCALMODELNODE] = corral__kind_local_model_node,
+    [CORRAL_KIND_CONTROLLERREVISION] = corral__kind_controller_revision,
 };
 
 const corral_kind_info_t *corral_kind_get(corral_kind_t k)

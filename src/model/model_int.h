@@ -111,6 +111,12 @@ void corral__dec_pod_template(corral__dec_t *d, const corral_val_t *v, void *out
 void corral__dec_container(corral__dec_t *d, const corral_val_t *v, void *out);   /* container */
 void corral__dec_tolerations(corral__dec_t *d, const corral_val_t *v, void *out); /* tolerations */
 void corral__dec_affinity(corral__dec_t *d, const corral_val_t *v, void *out); /* node_affinity */
+/* A core v1 NodeSelector ({nodeSelectorTerms}) into the required terms of the
+ * corral_node_affinity_t at out. */
+void corral__dec_node_selector(corral__dec_t *d, const corral_val_t *v, void *out);
+/* A KServe storage URI (gs://, s3://, pvc://, file://, http(s)://, hf://,
+ * oci://) into the const char * at out. */
+void corral__dec_storage_uri(corral__dec_t *d, const corral_val_t *v, void *out);
 void corral__dec_network_topology(corral__dec_t *d, const corral_val_t *v, void *out);
 
 /* Check metadata.name (or generateName) of a top-level object by rule: a
@@ -154,6 +160,12 @@ void corral__kind_endpoints(corral__dec_t *d, const corral_val_t *root, corral_o
 void corral__kind_resource_quota(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_limit_range(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_usage(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_serving_runtime(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_local_model_cache(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_local_model_node_group(corral__dec_t *d, const corral_val_t *root,
+                                         corral_obj_t *o);
+void corral__kind_local_model_node(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_controller_revision(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 
 /* Top-level fields every kind shares (apiVersion, kind, metadata), to splice
  * into a kind's own top-level table. */

@@ -265,7 +265,7 @@ static void dec_pref(corral__dec_t *d, const corral_val_t *v, void *out)
                               "must be in the range 1-100");
 }
 
-static void dec_required(corral__dec_t *d, const corral_val_t *v, void *out)
+void corral__dec_node_selector(corral__dec_t *d, const corral_val_t *v, void *out)
 {
     corral_node_affinity_t *na = out;
     required_t r = {NULL, 0};
@@ -282,7 +282,7 @@ static void dec_preferred(corral__dec_t *d, const corral_val_t *v, void *out)
 }
 
 static const corral__field_t node_affinity_fields[] = {
-    CORRAL__WHOLE("requiredDuringSchedulingIgnoredDuringExecution", dec_required),
+    CORRAL__WHOLE("requiredDuringSchedulingIgnoredDuringExecution", corral__dec_node_selector),
     CORRAL__WHOLE("preferredDuringSchedulingIgnoredDuringExecution", dec_preferred),
 };
 

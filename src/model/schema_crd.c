@@ -610,18 +610,223 @@ static const corral_schema_field_t usage_f[] = {
 MSGDEF(usage, DEV1 "UsageRecord",
        "UsageRecord is the accounting record of one finished pod, written by the controller.");
 
+/* --- serving.kserve.io/v1alpha1 runtimes and the local model cache ------------------------- */
+
+#define KSV1 "io.kserve.serving.v1alpha1."
+
+REF(k_pvc_spec, CORE "PersistentVolumeClaimSpec");
+
+static const corral_schema_field_t smf_f[] = {
+    STR("name", "Name of the model format."),
+    STR("version", "Version of the model format: \"major\", \"major.minor\" or "
+                   "\"major.minor.patch\"."),
+    BOOL("autoSelect", "Whether the runtime may be chosen for a model of this format that names "
+                       "no runtime."),
+    I32("priority", "Priority among runtimes auto-selected for this format (1 or more; the "
+                    "highest wins)."),
+};
+MSGDEF(smf, KSV1 "SupportedModelFormat", "A model format a serving runtime supports.");
+
+static const corral_schema_field_t runtime_spec_f[] = {
+    LIST("supportedModelFormats", smf, "Model formats and versions supported by this runtime."),
+    BOOL("multiModel", "Whether the runtime is intended for multi-model serving."),
+    BOOL("disabled", "Set to true to disable use of this runtime."),
+    STRS("protocolVersions", "Supported protocol versions: v1, v2, grpc-v1, grpc-v2."),
+    ANY("workerSpec", "Workers of a multi-node runtime (kept as written)."),
+    LIST("containers", k_container, "The runtime's containers; the first serves the model."),
+    LIST("volumes", k_volume, "Volumes the containers may mount."),
+    STRMAP("nodeSelector", "Labels the pods' nodes must have."),
+    MSG("affinity", k_affinity, "The pods' scheduling constraints."),
+    LIST("tolerations", k_toleration, "The pods' tolerations."),
+    STRMAP("labels", "Labels added to the pods."),
+    STRMAP("annotations", "Annotations added to the pods."),
+    LIST("imagePullSecrets", k_local_ref, "Secrets for pulling images."),
+    BOOL("hostIPC", "Use the host's IPC namespace."),
+    STR("schedulerName", "The scheduler of the pods."),
+    LIST("resourceClaims", k_claim, "Dynamic resource claims."),
+    STR("grpcEndpoint", "ModelMesh: the model-management gRPC endpoint (kept as written)."),
+    STR("grpcDataEndpoint", "ModelMesh: the inference gRPC endpoint (kept as written)."),
+    STR("httpDataEndpoint", "ModelMesh: the inference HTTP endpoint (kept as written)."),
+    I32("replicas", "ModelMesh: replicas of the runtime (kept as written)."),
+    ANY("storageHelper", "ModelMesh: the storage helper (kept as written)."),
+    ANY("builtInAdapter", "ModelMesh: the built-in adapter (kept as written)."),
+};
+MSGDEF(runtime_spec, KSV1 "ServingRuntimeSpec", "The desired state of a serving runtime.");
+
+static const corral_schema_field_t runtime_f[] = {
+    TOP_FIELDS(runtime),
+    ANY("status", "The runtime's status (empty)."),
+};
+MSGDEF(runtime, KSV1 "ServingRuntime",
+       "ServingRuntime is a model server template: the containers and pod fields of the "
+       "replicas of the InferenceServices in its namespace whose model it serves.");
+
+static const corral_schema_field_t cruntime_f[] = {
+    STR("apiVersion", "APIVersion defines the versioned schema of this representation of an "
+                      "object."),
+    STR("kind", "Kind is a string value representing the REST resource this object represents."),
+    MSG("metadata", k_object_meta, "Standard object's metadata."),
+    MSG("spec", runtime_spec, "Specification of the desired behavior of the runtime."),
+    ANY("status", "The runtime's status (empty)."),
+};
+MSGDEF(cruntime, KSV1 "ClusterServingRuntime",
+       "ClusterServingRuntime is a serving runtime every namespace may use.");
+
+static const corral_schema_field_t copies_f[] = {
+    I32("available", "Nodes that hold the model."),
+    I32("total", "Nodes that should hold the model, including nodes that are not ready."),
+    I32("failed", "Nodes where the download failed."),
+};
+MSGDEF(copies, KSV1 "ModelCopies", "How many nodes hold a cached model.");
+
+static const corral_schema_field_t nsname_f[] = {
+    STR("namespace", "The namespace."),
+    STR("name", "The name."),
+};
+MSGDEF(nsname, KSV1 "NamespacedName", "A namespaced object's name.");
+
+static const corral_schema_field_t lmc_spec_f[] = {
+    STR("sourceModelUri", "Where the model is (file://, http(s)://, pvc://, ...); immutable."),
+    FLD("modelSize", S_QTY, 0, NULL,
+        "The model's size, checked against the node group's "
+        "storageLimit."),
+    STRS("nodeGroups", "The LocalModelNodeGroups to cache the model on (at least one)."),
+    STR("serviceAccountName", "The service account for credential lookup."),
+    ANY("storage", "Storage key and parameters (kept as written)."),
+};
+MSGDEF(lmc_spec, KSV1 "LocalModelCacheSpec", "The model to cache and where.");
+
+static const corral_schema_field_t lmc_status_f[] = {
+    STRMAP("nodeStatus", "Per node: NodeNotReady, NodeDownloadPending, NodeDownloading, "
+                         "NodeDownloaded or NodeDownloadError."),
+    MSG("copies", copies, "How many nodes hold the model."),
+    LIST("inferenceServices", nsname, "InferenceServices whose storageUri this cache holds."),
+    LIST("llmInferenceServices", nsname,
+         "LLMInferenceServices using the model (kept as "
+         "written)."),
+};
+MSGDEF(lmc_status, KSV1 "LocalModelCacheStatus", "Where the model is cached.");
+
+static const corral_schema_field_t lmc_f[] = {
+    TOP_FIELDS(lmc),
+    MSG("status", lmc_status, "Where the model is cached, written by the controller."),
+};
+MSGDEF(lmc, KSV1 "LocalModelCache",
+       "LocalModelCache is a model kept on the local disk of every node of its node groups, "
+       "so that replicas start without fetching it.");
+
+static const corral_schema_field_t lmng_spec_f[] = {
+    FLD("storageLimit", S_QTY, 0, NULL, "The most each node of the group may cache."),
+    ANY("persistentVolumeSpec", "Its nodeAffinity selects the group's nodes; a local "
+                                "or hostPath path is where they cache."),
+    MSG("persistentVolumeClaimSpec", k_pvc_spec, "Kept as written (Corral mounts no volume)."),
+    STRMAP("nodeSelector", "Corral: labels the group's nodes must have."),
+};
+MSGDEF(lmng_spec, KSV1 "LocalModelNodeGroupSpec", "The nodes of a group and their cache size.");
+
+static const corral_schema_field_t lmng_status_f[] = {
+    FLD("used", S_QTY, 0, NULL, "Storage used on any node of the group."),
+    FLD("available", S_QTY, 0, NULL, "Storage available on any node of the group."),
+};
+MSGDEF(lmng_status, KSV1 "LocalModelNodeGroupStatus", "Storage of a node group.");
+
+static const corral_schema_field_t lmng_f[] = {
+    TOP_FIELDS(lmng),
+    MSG("status", lmng_status, "Storage of the node group."),
+};
+MSGDEF(lmng, KSV1 "LocalModelNodeGroup",
+       "LocalModelNodeGroup is a group of nodes that cache "
+       "models, with the storage each may use.");
+
+static const corral_schema_field_t lm_info_f[] = {
+    STR("sourceModelUri", "Where the model is."),
+    STR("modelName", "The LocalModelCache's name: the model's directory on the node."),
+    STR("namespace", "The LocalModelNamespaceCache's namespace (empty for a LocalModelCache)."),
+    STR("nodeGroup", "The LocalModelNodeGroup the model belongs to."),
+    STR("serviceAccountName", "The service account for credential lookup."),
+    ANY("storage", "Storage key and parameters (kept as written)."),
+};
+MSGDEF(lm_info, KSV1 "LocalModelInfo", "A model a node caches.");
+
+static const corral_schema_field_t lmn_spec_f[] = {
+    LIST("localModels", lm_info, "The models this node caches."),
+};
+MSGDEF(lmn_spec, KSV1 "LocalModelNodeSpec", "The models a node caches.");
+
+static const corral_schema_field_t lmn_status_f[] = {
+    STRMAP("modelStatus", "Per model: ModelDownloadPending, ModelDownloading, ModelDownloaded "
+                          "or ModelDownloadError."),
+};
+MSGDEF(lmn_status, KSV1 "LocalModelNodeStatus", "The state of each model on the node.");
+
+static const corral_schema_field_t lmn_f[] = {
+    TOP_FIELDS(lmn),
+    MSG("status", lmn_status, "The state of each model, written by the node's agent."),
+};
+MSGDEF(lmn, KSV1 "LocalModelNode",
+       "LocalModelNode lists the models one node caches (named after the node).");
+
 /* --- the table ------------------------------------------------------------------------------- */
 
 static const corral_schema_msg_t *const msgs[] = {
-    &queue,         &queue_spec,      &queue_status,   &q_guarantee,    &podgroup,
-    &podgroup_spec, &podgroup_status, &pg_cond,        &sched_topo,     &vcjob,
-    &vcjob_spec,    &vcjob_status,    &job_state,      &task,           &policy,
-    &depends,       &batch_topo,      &hypernode,      &hypernode_spec, &hypernode_status,
-    &member,        &selector,        &exact,          &regex,          &isvc,
-    &isvc_spec,     &isvc_status,     &predictor,      &transformer,    &model,
-    &model_format,  &scale_metric,    &scenario,       &scenario_spec,  &step,
-    &expect,        &schedconf,       &schedconf_spec, &scoring,        &fair_share,
-    &usage,         &usage_spec,
+    &queue,
+    &queue_spec,
+    &queue_status,
+    &q_guarantee,
+    &podgroup,
+    &podgroup_spec,
+    &podgroup_status,
+    &pg_cond,
+    &sched_topo,
+    &vcjob,
+    &vcjob_spec,
+    &vcjob_status,
+    &job_state,
+    &task,
+    &policy,
+    &depends,
+    &batch_topo,
+    &hypernode,
+    &hypernode_spec,
+    &hypernode_status,
+    &member,
+    &selector,
+    &exact,
+    &regex,
+    &isvc,
+    &isvc_spec,
+    &isvc_status,
+    &predictor,
+    &transformer,
+    &model,
+    &model_format,
+    &scale_metric,
+    &scenario,
+    &scenario_spec,
+    &step,
+    &expect,
+    &schedconf,
+    &schedconf_spec,
+    &scoring,
+    &fair_share,
+    &usage,
+    &usage_spec,
+    &smf,
+    &runtime_spec,
+    &runtime,
+    &cruntime,
+    &copies,
+    &nsname,
+    &lmc_spec,
+    &lmc_status,
+    &lmc,
+    &lmng_spec,
+    &lmng_status,
+    &lmng,
+    &lm_info,
+    &lmn_spec,
+    &lmn_status,
+    &lmn,
 };
 
 static const corral__schema_top_t tops[] = {
@@ -633,6 +838,11 @@ static const corral__schema_top_t tops[] = {
     {"corral.dev/v1alpha1", "Scenario", &scenario},
     {"corral.dev/v1alpha1", "SchedulerConfiguration", &schedconf},
     {"corral.dev/v1", "UsageRecord", &usage},
+    {"serving.kserve.io/v1alpha1", "ServingRuntime", &runtime},
+    {"serving.kserve.io/v1alpha1", "ClusterServingRuntime", &cruntime},
+    {"serving.kserve.io/v1alpha1", "LocalModelCache", &lmc},
+    {"serving.kserve.io/v1alpha1", "LocalModelNodeGroup", &lmng},
+    {"serving.kserve.io/v1alpha1", "LocalModelNode", &lmn},
 };
 
 const corral_schema_msg_t *const *corral__schema_crd_msgs(size_t *n)

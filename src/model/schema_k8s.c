@@ -11,6 +11,7 @@
 
 /* clang-format off */
 
+static const corral_schema_msg_t m_apps_v1_ControllerRevision;
 static const corral_schema_msg_t m_authentication_v1_BoundObjectReference;
 static const corral_schema_msg_t m_authentication_v1_SelfSubjectReview;
 static const corral_schema_msg_t m_authentication_v1_SelfSubjectReviewStatus;
@@ -247,6 +248,13 @@ static const corral_schema_msg_t m_meta_v1_ManagedFieldsEntry;
 static const corral_schema_msg_t m_meta_v1_ObjectMeta;
 static const corral_schema_msg_t m_meta_v1_OwnerReference;
 static const corral_schema_msg_t m_meta_v1_Preconditions;
+
+static const corral_schema_field_t f_apps_v1_ControllerRevision[] = {
+    {"metadata", 1, CORRAL_SCHEMA_MSG, 0, &m_meta_v1_ObjectMeta, "Standard object's metadata."},
+    {"data", 2, CORRAL_SCHEMA_RAW, 0, NULL, "Data is the serialized representation of the state."},
+    {"revision", 3, CORRAL_SCHEMA_INT64, 0, NULL, "Revision indicates the revision of the state represented by Data."},
+};
+static const corral_schema_msg_t m_apps_v1_ControllerRevision = {"io.k8s.api.apps.v1.ControllerRevision", f_apps_v1_ControllerRevision, 3, "ControllerRevision implements an immutable snapshot of state data."};
 
 static const corral_schema_field_t f_authentication_v1_BoundObjectReference[] = {
     {"kind", 1, CORRAL_SCHEMA_STRING, CORRAL_SCHEMA_OMITZERO, NULL, "kind of the referent."},
@@ -2183,6 +2191,7 @@ static const corral_schema_field_t f_meta_v1_Preconditions[] = {
 static const corral_schema_msg_t m_meta_v1_Preconditions = {"io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions", f_meta_v1_Preconditions, 2, "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out."};
 
 static const corral_schema_msg_t *const all_msgs[] = {
+    &m_apps_v1_ControllerRevision,
     &m_authentication_v1_BoundObjectReference,
     &m_authentication_v1_SelfSubjectReview,
     &m_authentication_v1_SelfSubjectReviewStatus,
@@ -2452,6 +2461,7 @@ static const corral__schema_top_t all_tops[] = {
     {"authentication.k8s.io/v1", "TokenReview", &m_authentication_v1_TokenReview},
     {"autoscaling/v1", "Scale", &m_autoscaling_v1_Scale},
     {"policy/v1", "Eviction", &m_policy_v1_Eviction},
+    {"apps/v1", "ControllerRevision", &m_apps_v1_ControllerRevision},
 };
 
 /* clang-format on */

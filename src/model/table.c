@@ -622,6 +622,69 @@ static void usage_row(const corral_val_t *o, int64_t now, corral_arena_t *a, con
     c[11] = or_none(str(o, "spec.gpuSecondsUsed"));
 }
 
+/* --- serving.kserve.io/v1alpha1 and apps/v1 ------------------------------------------------- */
+
+/* The field named key of every element of the list at path, joined by
+ * spaces (what a CRD printer column's `[*]` JSONPath prints); "" when none. */
+static const char *each(const corral_val_t *o, const char *path, const char *key, corral_arena_t *a)
+{
+    const corral_val_t *l = corral_val_dig(o, path);
+    corral_buf_t b;
+    corral_buf_init(&b);
+    for (size_t i = 0; l && l->kind == CORRAL_VAL_SEQ && i < l->n; i++) {
+        const char *s = corral_val_get_str(l->items[i], key);
+        if (s)
+            corral_buf_printf(&b, "%s%s", b.len ? " " : "", s);
+    }
+    const char *r = corral_arena_strdup(a, b.len ? corral_buf_str(&b) : "");
+    corral_buf_fini(&b);
+    return r;
+}
+
+/* KServe's printer columns of ServingRuntime and ClusterServingRuntime. */
+static const corral_table_col_t runtime_cols[] = {
+    {"NAME", 0}, {"DISABLED", 0}, {"MODELTYPE", 0}, {"CONTAINERS", 0}, {"AGE", 0}};
+
+static void runtime_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    const char *disabled = str(o, "spec.disabled");
+    c[0] = name_of(o);
+    c[1] = disabled ? disabled : "";
+    c[2] = each(o, "spec.supportedModelFormats", "name", a);
+    c[3] = each(o, "spec.containers", "name", a);
+    c[4] = corral_table_age(o, now, a);
+}
+
+/* kubectl's ControllerRevision printer: CONTROLLER is kind.group/name of
+ * the controlling owner. */
+static const corral_table_col_t crev_cols[] = {
+    {"NAME", 0}, {"CONTROLLER", 0}, {"REVISION", 0}, {"AGE", 0}};
+
+static void crev_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    const corral_val_t *owners = corral_val_dig(o, "metadata.ownerReferences");
+    c[1] = NONE;
+    for (size_t i = 0; owners && owners->kind == CORRAL_VAL_SEQ && i < owners->n; i++) {
+        const corral_val_t *r = owners->items[i];
+        const corral_val_t *ctl = corral_val_get(r, "controller");
+        if (!ctl || ctl->kind != CORRAL_VAL_BOOL || !ctl->u.b)
+            continue;
+        const char *av = corral_val_get_str(r, "apiVersion"), *kind = corral_val_get_str(r, "kind");
+        const char *slash = av ? strchr(av, '/') : NULL;
+        char buf[512];
+        snprintf(buf, sizeof(buf), "%s%s%.*s/%s", kind ? kind : "", slash ? "." : "",
+                 slash ? (int)(slash - av) : 0, slash ? av : "",
+                 or_none(corral_val_get_str(r, "name")));
+        for (char *p = buf; *p && *p != '/'; p++)
+            *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        c[1] = corral_arena_strdup(a, buf);
+        break;
+    }
+    c[0] = name_of(o);
+    c[2] = or_zero(str(o, "revision"));
+    c[3] = corral_table_age(o, now, a);
+}
+
 #define T(k, cols, fn)                                                                             \
     {                                                                                              \
         k, cols, CORRAL_ARRAY_LEN(cols), fn                                                        \
@@ -651,6 +714,9 @@ static const kind_table_t tables[] = {
     T(CORRAL_KIND_RESOURCEQUOTA, quota_cols, quota_row),
     T(CORRAL_KIND_LIMITRANGE, role_cols, role_row),
     T(CORRAL_KIND_USAGE, usage_cols, usage_row),
+    T(CORRAL_KIND_SERVINGRUNTIME, runtime_cols, runtime_row),
+    T(CORRAL_KIND_CLUSTERSERVINGRUNTIME, runtime_cols, runtime_row),
+    T(CORRAL_KIND_CONTROLLERREVISION, crev_cols, crev_row),
 };
 
 static const kind_table_t generic = T(CORRAL_KIND_COUNT, name_age_cols, name_age_row);
