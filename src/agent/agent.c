@@ -43,6 +43,9 @@ typedef struct agent {
     int64_t last_tick_us, next_telem_us;
     char podip_dir[4096 - 64];
     corral__prober_t *prober; /* made when the first probe is due */
+    corral__models_t *models; /* the model cache, or NULL when its directory cannot be made */
+    corral_metrics_t *reg;    /* the agent's own series beyond the telemetry's */
+    corral_informer_t *minf[3]; /* LocalModelCaches, LocalModelNodeGroups, our Node */
 } agent_t;
 
 void corral_agent_opts_init(corral_agent_opts_t *o)
@@ -116,6 +119,8 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
     p->node = corral_strdup(ag->o->node_name);
     const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
     p->gpu_ids = ids ? corral_strdup(ids) : NULL;
+    const char *muri = corral_strmap_get(&o->meta.annotations, CORRAL_MODEL_URI_ANN);
+    p->model_uri = muri && *muri ? corral_strdup(muri) : NULL;
     if (ag->pr.sim_gpus && ids && *ids) {
         corral_arena_t a;
         corral_arena_init(&a);
@@ -174,6 +179,11 @@ static void purge_strays(agent_t *ag)
 
 static void handle(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
 {
+    if (ev->kind != CORRAL_KIND_POD) {
+        if (!ag->models || !corral__models_event(ag->models, ev))
+            corral_watch_ev_free(ev);
+        return;
+    }
     if (ev->type == CORRAL_WATCH_SYNCED) {
         if (!ag->synced)
             purge_strays(ag);
@@ -299,6 +309,25 @@ static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
     }
     if (!p->last_status && corral__pod_write_status(ag->c, p, "127.0.0.1", now) != 0)
         return; /* its address is reported before its containers start */
+    if (p->model_uri && !p->model_dir) { /* an init phase: its model into the node's cache */
+        char msg[200];
+        int rc = corral__models_pod(ag->models, p, now, msg, sizeof(msg));
+        if (rc != 0) {
+            for (size_t i = 0; i < p->nctrs; i++) {
+                corral__ctr_t *c = &p->ctrs[i];
+                if (c->st != CORRAL__C_WAITING)
+                    continue;
+                snprintf(c->wreason, sizeof(c->wreason), "%s",
+                         rc == CORRAL_EAGAIN ? "ContainerCreating" : "ModelFetchError");
+                snprintf(c->wmsg, sizeof(c->wmsg), "%s", msg);
+            }
+            if (!p->retry_us || now >= p->retry_us)
+                corral__pod_write_status(ag->c, p, "127.0.0.1", now);
+            return;
+        }
+        for (size_t i = 0; i < p->nctrs; i++)
+            p->ctrs[i].wmsg[0] = '\0';
+    }
     for (size_t i = 0; i < p->nctrs; i++)
         if (p->ctrs[i].st == CORRAL__C_TERMINATED && !p->ctrs[i].handled)
             after_exit(ag, p, &p->ctrs[i], now);
@@ -439,6 +468,36 @@ static bool stop_requested(const sigset_t *set)
     return sigtimedwait(set, NULL, &zero) > 0;
 }
 
+/* The model cache and the informers it follows. */
+static int model_cache_setup(agent_t *ag, const corral_client_config_t *cfg)
+{
+    const corral__agent_opts_t *o = ag->o;
+    char dir[4096], err[1024];
+    if (o->model_cache_dir && *o->model_cache_dir)
+        snprintf(dir, sizeof(dir), "%s", o->model_cache_dir);
+    else
+        snprintf(dir, sizeof(dir), "%s/models", o->root);
+    ag->models = corral__models_new(o->node_name, dir, o->pvc_root, ag->reg);
+    if (!ag->models) {
+        corral__log("cannot create the model cache %s: pods with %s will wait", dir,
+                    CORRAL_MODEL_URI_ANN);
+        return 0;
+    }
+    char nsel[512];
+    snprintf(nsel, sizeof(nsel), "metadata.name=%s", o->node_name);
+    corral_informer_opts_t io[3] = {
+        {.kind = CORRAL_KIND_LOCALMODELCACHE, .name = "localmodelcaches"},
+        {.kind = CORRAL_KIND_LOCALMODELNODEGROUP, .name = "localmodelnodegroups"},
+        {.kind = CORRAL_KIND_NODE, .field_selector = nsel, .name = "node"}};
+    for (int i = 0; i < 3; i++) {
+        if (corral_informer_start(cfg, &io[i], ag->q, &ag->minf[i], err, sizeof(err)) != 0) {
+            corral__log("cannot start the %s informer: %s", io[i].name, err);
+            return CORRAL_EIO;
+        }
+    }
+    return 0;
+}
+
 static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t *sigs)
 {
     const corral__agent_opts_t *o = ag->o;
@@ -454,6 +513,8 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
     corral__node_init(&ag->node, o->node_name, &ag->inv, o->lease_s);
     int port = 0;
     ag->tm = corral__telem_new(&ag->inv, o->node_name, corral__now_us());
+    ag->reg = corral_metrics_new();
+    corral__telem_set_extra(ag->tm, ag->reg);
     corral__telem_set_xid_hold(ag->tm, o->xid_hold_s);
     ag->logs = corral_agent_logserver_new(o->root, corral__agent_page);
     if (corral_agent_logserver_listen(ag->logs, o->listen, ag->tm, true, &port, err, sizeof(err)) !=
@@ -487,6 +548,8 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
                 (long long)ag->node.cpu_milli, (long long)ag->node.memory_bytes);
     corral__proc_init(&ag->pr, o->root, &ag->inv, ag->node.cpu_milli, ag->node.memory_bytes, ag->c);
     ag->q = corral_evq_new();
+    if (model_cache_setup(ag, cfg) != 0)
+        return CORRAL_EIO;
     char sel[512];
     snprintf(sel, sizeof(sel), "spec.nodeName=%s", o->node_name);
     corral_informer_opts_t io = {.kind = CORRAL_KIND_POD, .field_selector = sel, .name = "pods"};
@@ -500,9 +563,13 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
 static void teardown(agent_t *ag)
 {
     corral_informer_stop(ag->inf);
+    for (int i = 0; i < 3; i++)
+        corral_informer_stop(ag->minf[i]);
+    corral__models_free(ag->models);
     corral__prober_free(ag->prober);
     corral_agent_logserver_stop(ag->logs);
     corral__telem_free(ag->tm);
+    corral_metrics_free(ag->reg);
     corral__podtab_fini(&ag->pods);
     corral_evq_free(ag->q);
     corral__proc_fini(&ag->pr);
@@ -538,6 +605,8 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
         telemetry(&ag, now);
         corral__node_heartbeat(ag.c, &ag.node, now, o->heartbeat_s, o->status_every);
         probes(&ag, now);
+        if (ag.models)
+            corral__models_tick(ag.models, ag.c, &ag.pods, now);
         for (size_t i = 0; i < ag.pods.n; i++)
             drive(&ag, ag.pods.pods[i], now);
     }

@@ -28,6 +28,7 @@
 #include "corral/gpu.h"
 #include "corral/hmap.h"
 #include "corral/informer.h"
+#include "corral/metrics.h"
 #include "corral/model.h"
 
 #define CORRAL__AGENT_KUBELET_VERSION "v1.30.0-corral"
@@ -276,6 +277,13 @@ typedef struct corral__pod {
     bool last_status_final; /* the status before finalizing a deletion was written */
     corral__podip_t *ip;    /* the pod's own address (process runtime), or NULL: the host's */
     char *gpu_load;         /* its CORRAL_GPU_LOAD_FILE (simulated GPUs), or NULL */
+    /* the model cache (models.c): corral.dev/model-uri, until its model is local */
+    char *model_uri;     /* the annotation, or NULL */
+    char *model_entry;   /* the cache entry it uses (once asked) */
+    char *model_dir;     /* MODEL_DIR once the model is in the cache */
+    int64_t model_t0_us; /* when it first asked */
+    bool model_missed;   /* not in the cache when it asked: "fetched" */
+    char model_fetch[48]; /* corral.dev/model-fetch: "hit 0.004s", "fetched 3.214s" */
 } corral__pod_t;
 
 /* The address a pod's status and fieldRefs report: its own, else host_ip. */
@@ -358,6 +366,7 @@ typedef struct corral__envctx {
     const char *pod_ip;       /* status.podIP (NULL: host_ip) */
     const char *bin_dir;      /* put first in PATH (the agent's own directory), or NULL */
     const char *gpu_load;     /* CORRAL_GPU_LOAD_FILE (simulated GPUs), or NULL */
+    const char *model_dir;    /* MODEL_DIR (the model cache), or NULL */
     const char *gpu_ids;      /* corral.dev/gpu-ids or NULL */
     const char *const *uuids; /* the node's GPU UUIDs by index */
     int ngpu;
@@ -377,6 +386,106 @@ const char *corral__env_get(char *const *envp, const char *name);
 /* command + args with $(VAR) expanded against envp (NULL-terminated, in a).
  * Returns 0, or CORRAL_EINVAL when the container has no command. */
 int corral__argv_build(corral_arena_t *a, const corral_val_t *ctr, char *const *envp, char ***argv);
+
+/* --- the model cache (modelcache.c, fetch.c) ---------------------------------------------- */
+
+/* Fetch a storage URI into dir (made by the caller, empty): file://, pvc://
+ * (under pvc_root), http(s)://. Stops past max_bytes (CORRAL_ETOOBIG). */
+typedef struct corral__fetch_opts {
+    const char *pvc_root; /* --pvc-root; NULL: pvc:// refused */
+    int64_t max_bytes;
+} corral__fetch_opts_t;
+int corral__fetch(const char *uri, const char *dir, const corral__fetch_opts_t *o, int64_t *bytes,
+                  char *err, size_t errlen);
+/* "file://", "pvc://", "http://", "https://" when uri has a scheme we fetch, else NULL. */
+const char *corral__fetch_scheme(const char *uri);
+/* A cache entry name: [A-Za-z0-9._-], not starting with '.' or '-', no "..". */
+bool corral__mc_safe_name(const char *name);
+/* A relative path with no empty, "." or ".." segment ("" is fine). */
+bool corral__mc_safe_relpath(const char *p);
+/* The part of storage_uri under cache_uri ("" when equal), when it matches
+ * (KServe's rule) and is a safe relative path; else a negative code. */
+int corral__mc_subpath(const char *cache_uri, const char *storage_uri, char *out, size_t len);
+/* Bytes of the regular files under path (links not followed). */
+int64_t corral__du(const char *path);
+
+/* One entry as LRU planning sees it. */
+typedef struct corral__mc_entry {
+    int64_t bytes, used_us;
+    bool in_use, wanted, keep;
+} corral__mc_entry_t;
+/* Which entries to evict (indices into out, oldest first; unwanted ones
+ * first, wanted ones only when allow_wanted; never in_use or keep) so that
+ * their bytes plus need fit in limit (<= 0: no limit). Returns how many,
+ * or -1 when even evicting every candidate is not enough. */
+int corral__mc_plan(const corral__mc_entry_t *e, size_t n, int64_t limit, int64_t need,
+                    bool allow_wanted, size_t *out);
+
+typedef enum corral__mc_state {
+    CORRAL__MC_ABSENT = 0,
+    CORRAL__MC_PENDING,
+    CORRAL__MC_DOWNLOADING,
+    CORRAL__MC_READY,
+    CORRAL__MC_ERROR,
+} corral__mc_state_t;
+
+typedef struct corral__mc_info {
+    char name[254];
+    corral__mc_state_t state;
+    int64_t bytes;
+    bool wanted;
+    char msg[256];
+} corral__mc_info_t;
+
+typedef struct corral__mcache corral__mcache_t;
+/* The cache in dir (made when absent; what a previous run left is taken
+ * back, unfinished downloads removed). reg: where its metrics go, or NULL.
+ * NULL when dir cannot be made. */
+corral__mcache_t *corral__mc_new(const char *dir, const char *pvc_root, corral_metrics_t *reg);
+/* Start the download thread. */
+void corral__mc_start(corral__mcache_t *mc);
+/* Stop the thread (a download in progress finishes first) and free. */
+void corral__mc_free(corral__mcache_t *mc);
+void corral__mc_set_limit(corral__mcache_t *mc, int64_t limit);
+/* The caches the node's groups want (names, URIs, modelSize), replacing the last list. */
+void corral__mc_want(corral__mcache_t *mc, const char *const *names, const char *const *uris,
+                     const int64_t *sizes, size_t n);
+/* A pod needs name (from uri) now: its state (READY: use it; ERROR: msg). */
+corral__mc_state_t corral__mc_request(corral__mcache_t *mc, const char *name, const char *uri,
+                                      char *msg, size_t len);
+/* The entries pods use now (never evicted). */
+void corral__mc_set_in_use(corral__mcache_t *mc, const char *const *names, size_t n);
+/* Bumped on every change of an entry's state. */
+uint64_t corral__mc_version(corral__mcache_t *mc);
+/* A copy of the entries (free *out). */
+size_t corral__mc_list(corral__mcache_t *mc, corral__mc_info_t **out);
+const char *corral__mc_dir(const corral__mcache_t *mc);
+
+#define CORRAL_MODEL_URI_ANN    "corral.dev/model-uri"
+#define CORRAL_MODEL_FETCH_ANN  "corral.dev/model-fetch"
+#define CORRAL_MODEL_CACHES_ANN "corral.dev/model-caches"
+#define CORRAL__MODEL_MOUNT     "/mnt/models" /* where KServe mounts a model; args say it */
+
+/* The agent's side (models.c): LocalModelCaches, groups, its Node. */
+typedef struct corral__models corral__models_t;
+/* NULL when the cache directory cannot be made. */
+corral__models_t *corral__models_new(const char *node, const char *dir, const char *pvc_root,
+                                     corral_metrics_t *reg);
+void corral__models_free(corral__models_t *m);
+/* An informer event of a LocalModelCache, LocalModelNodeGroup or Node: true
+ * when it was one (then it is taken), false for anything else. */
+bool corral__models_event(corral__models_t *m, corral_watch_ev_t *ev);
+/* Every tick: what to keep, what pods use, the LocalModelNode and Node annotation. */
+void corral__models_tick(corral__models_t *m, corral_client_t *c, const corral__podtab_t *pods,
+                         int64_t now_us);
+/* May pod p start as far as its model goes? 0 (model_dir set when it has
+ * one), CORRAL_EAGAIN while it is fetched, another negative code on error
+ * (msg says why; asked again later). */
+int corral__models_pod(corral__models_t *m, corral__pod_t *p, int64_t now_us, char *msg,
+                       size_t len);
+/* Replace the prefix /mnt/models (followed by '/' or the end, at the start
+ * of an argument or after its first '=') with dir, in argv[1..]. */
+void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir);
 
 /* --- the process runtime (proc.c, shim.c, cgroup.c) -------------------------------------- */
 

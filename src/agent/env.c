@@ -373,6 +373,8 @@ int corral__env_build(corral_arena_t *a, const corral__envctx_t *e, char ***envp
     env_set(&l, "HOSTNAME", pname ? pname : "");
     if (e->gpu_load)
         env_set(&l, "CORRAL_GPU_LOAD_FILE", e->gpu_load);
+    if (e->model_dir)
+        env_set(&l, "MODEL_DIR", e->model_dir);
     int rc = env_from(a, e, &l, err, errlen);
     if (rc)
         return rc;
@@ -440,4 +442,18 @@ int corral__argv_build(corral_arena_t *a, const corral_val_t *ctr, char *const *
     corral_buf_fini(&b);
     *argv = out;
     return 0;
+}
+
+void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir)
+{
+    size_t ml = strlen(CORRAL__MODEL_MOUNT);
+    for (size_t i = 1; dir && argv && argv[i]; i++) {
+        char *eq = strchr(argv[i], '=');
+        const char *at = !strncmp(argv[i], CORRAL__MODEL_MOUNT, ml) ? argv[i]
+                         : eq && !strncmp(eq + 1, CORRAL__MODEL_MOUNT, ml) ? eq + 1
+                                                                          : NULL;
+        if (!at || (at[ml] != '\0' && at[ml] != '/'))
+            continue;
+        argv[i] = corral_arena_printf(a, "%.*s%s%s", (int)(at - argv[i]), argv[i], dir, at + ml);
+    }
 }

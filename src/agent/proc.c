@@ -281,6 +281,7 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
                           .pod_ip = corral__pod_ip(p, "127.0.0.1"),
                           .bin_dir = pr->self_dir,
                           .gpu_load = p->gpu_load,
+                          .model_dir = p->model_dir,
                           .gpu_ids = p->gpu_ids,
                           .uuids = pr->uuids,
                           .ngpu = pr->ngpu,
@@ -302,6 +303,7 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
         rc = CORRAL_EINVAL;
         goto out;
     }
+    corral__argv_model_dir(&a, argv, p->model_dir);
     int n = c->instance + 1;
     const char *wd = corral_val_get_str(ctr, "workingDir");
     const char *ldir =

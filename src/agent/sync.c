@@ -217,10 +217,14 @@ corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, cons
         corral_val_push(a, css, ctr_json(a, &p->ctrs[i]));
         running = running || p->ctrs[i].st == CORRAL__C_RUNNING;
     }
-    if (p->gpu_ran && !running) { /* ended: the GPU time it used (usage.c) */
+    bool gpu_done = p->gpu_ran && !running; /* ended: the GPU time it used (usage.c) */
+    if (gpu_done || p->model_fetch[0]) {
         corral_val_t *ann = corral__jmap(a, corral__jmap(a, o, "metadata"), "annotations");
-        corral__jstr(a, ann, "corral.dev/gpu-seconds-used",
-                     corral_arena_printf(a, "%.3f", p->gpu_used_s));
+        if (gpu_done)
+            corral__jstr(a, ann, "corral.dev/gpu-seconds-used",
+                         corral_arena_printf(a, "%.3f", p->gpu_used_s));
+        if (p->model_fetch[0])
+            corral__jstr(a, ann, CORRAL_MODEL_FETCH_ANN, p->model_fetch);
     }
     return o;
 }
@@ -228,7 +232,7 @@ corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, cons
 /* Keep the conditions' transition times. */
 static void conditions_update(corral__pod_t *p, int64_t now)
 {
-    bool init = true, ready = p->nctrs > p->ninit;
+    bool init = !p->model_uri || p->model_dir, ready = p->nctrs > p->ninit;
     for (size_t i = 0; i < p->ninit; i++)
         init = init && done_ok(&p->ctrs[i]);
     for (size_t i = p->ninit; i < p->nctrs; i++)
@@ -274,6 +278,9 @@ void corral__pod_free(corral__pod_t *p)
     corral_free(p->last_status);
     corral_free(p->gpu_ids);
     corral_free(p->gpu_load);
+    corral_free(p->model_uri);
+    corral_free(p->model_entry);
+    corral_free(p->model_dir);
     corral_free(p);
 }
 

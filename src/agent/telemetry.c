@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "corral/hmap.h"
+#include "corral/metrics.h"
 
 #define BUCKET_US   (5 * INT64_C(1000000)) /* utilization jitter changes every 5 s */
 #define TAU_TEMP_S  30.0
@@ -63,6 +64,7 @@ typedef struct usage {
 
 struct corral__telem {
     pthread_mutex_t mu;
+    corral_metrics_t *extra; /* rendered after ours (not owned) */
     char host[256], driver[32];
     int n;
     bool sim;
@@ -565,6 +567,16 @@ void corral__telem_render_dcgm(corral__telem_t *t, int64_t now_us, corral_buf_t 
                       "/metrics.\n# TYPE corral_agent_metrics_render_seconds_total counter\n"
                       "corral_agent_metrics_render_seconds_total %.6f\n",
                       (unsigned long long)t->scrapes, t->render_s);
+    corral_metrics_t *extra = t->extra;
+    pthread_mutex_unlock(&t->mu);
+    if (extra)
+        corral_metrics_render(extra, out);
+}
+
+void corral__telem_set_extra(corral__telem_t *t, corral_metrics_t *reg)
+{
+    pthread_mutex_lock(&t->mu);
+    t->extra = reg;
     pthread_mutex_unlock(&t->mu);
 }
 

@@ -32,6 +32,8 @@ static void agent_usage(FILE *fp)
             "      --metrics-listen ADDR   /metrics also here (default :9400, the DCGM\n"
             "                              exporter's port; \"off\" or \"\": none)\n"
             "      --gpu-xid-hold-seconds N   an XID keeps the node GPUHealthy=False (300)\n"
+            "      --model-cache-dir DIR   the model cache (default ROOT/models)\n"
+            "      --pvc-root DIR          pvc://NAME/path models are read from DIR/NAME/path\n"
             "      --lease-duration-seconds N   (default 40)\n"
             "      --heartbeat-seconds N   Lease renewal period (default 10)\n"
             "      --status-every N        heartbeats between Node status updates (default 5)\n"
@@ -67,6 +69,8 @@ enum {
     OPT_KUBECONFIG,
     OPT_METRICS_LISTEN,
     OPT_XID_HOLD,
+    OPT_MODEL_CACHE_DIR,
+    OPT_PVC_ROOT,
 };
 
 static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_flags_t *f,
@@ -80,6 +84,8 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
         {"gpu-xid-hold-seconds", required_argument, NULL, OPT_XID_HOLD},
+        {"model-cache-dir", required_argument, NULL, OPT_MODEL_CACHE_DIR},
+        {"pvc-root", required_argument, NULL, OPT_PVC_ROOT},
         {"lease-duration-seconds", required_argument, NULL, OPT_LEASE},
         {"heartbeat-seconds", required_argument, NULL, OPT_HB},
         {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
@@ -113,6 +119,12 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             break;
         case OPT_ROOT:
             o->root = optarg;
+            break;
+        case OPT_MODEL_CACHE_DIR:
+            o->model_cache_dir = optarg;
+            break;
+        case OPT_PVC_ROOT:
+            o->pvc_root = optarg;
             break;
         case OPT_LISTEN:
             o->listen = optarg;
