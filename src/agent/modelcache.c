@@ -142,12 +142,24 @@ static void gauges(corral__mcache_t *mc)
         corral_metric_set(mc->limit_g, NULL, (double)mc->limit);
 }
 
+/* Directories to remove once the lock is released. */
+typedef struct gone {
+    char **v;
+    size_t n, cap;
+} gone_t;
+
+static void gone_add(gone_t *g, const char *name)
+{
+    corral_grow((void **)&g->v, &g->cap, g->n + 1, sizeof(char *));
+    g->v[g->n++] = corral_strdup(name);
+}
+
 /* Evict (under the lock: entries leave the table state at once; their
- * directories are removed by the caller, names in *gone) so that need
+ * directories are removed by the caller, names in gone) so that need
  * more bytes fit. keep: an entry that must stay. Returns false when it
  * cannot fit. */
 static bool make_room(corral__mcache_t *mc, const ent_t *keep, int64_t need, bool allow_wanted,
-                      char ***gone, size_t *ngone)
+                      gone_t *gone)
 {
     corral__mc_entry_t *v = corral_calloc(mc->n + 1, sizeof(*v));
     ent_t **map = corral_calloc(mc->n + 1, sizeof(*map));
@@ -171,8 +183,7 @@ static bool make_room(corral__mcache_t *mc, const ent_t *keep, int64_t need, boo
                     (long long)e->bytes);
         e->state = CORRAL__MC_ABSENT;
         e->bytes = 0;
-        corral_grow((void **)gone, ngone, *ngone + 1, sizeof(char *));
-        (*gone)[(*ngone)++] = corral_strdup(e->name);
+        gone_add(gone, e->name);
         mc->version++;
     }
     corral_free(out);
@@ -181,15 +192,16 @@ static bool make_room(corral__mcache_t *mc, const ent_t *keep, int64_t need, boo
     return k >= 0;
 }
 
-static void remove_dirs(corral__mcache_t *mc, char **gone, size_t n)
+static void remove_dirs(const char *dir, gone_t *g)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < g->n; i++) {
         char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", mc->dir, gone[i]);
+        snprintf(path, sizeof(path), "%s/%s", dir, g->v[i]);
         corral__rmtree(path);
-        corral_free(gone[i]);
+        corral_free(g->v[i]);
     }
-    corral_free(gone);
+    corral_free(g->v);
+    memset(g, 0, sizeof(*g));
 }
 
 /* --- the worker ----------------------------------------------------------------------------- */
@@ -217,9 +229,9 @@ static void download(corral__mcache_t *mc, ent_t *e)
 {
     char *name = corral_strdup(e->name), *uri = corral_strdup(e->uri);
     bool wanted_only = !e->requested;
-    char **gone = NULL;
-    size_t ngone = 0;
-    bool fits = make_room(mc, e, e->size_hint, !wanted_only, &gone, &ngone);
+    gone_t gone = {0};
+    int64_t hint = e->size_hint;
+    bool fits = make_room(mc, e, hint, !wanted_only, &gone);
     e->state = CORRAL__MC_DOWNLOADING;
     mc->version++;
     uint64_t seq = ++mc->seq;
@@ -227,7 +239,7 @@ static void download(corral__mcache_t *mc, ent_t *e)
     int64_t limit = mc->limit;
     pthread_mutex_unlock(&mc->mu);
 
-    remove_dirs(mc, gone, ngone);
+    remove_dirs(dir, &gone);
     char tmp[4096], final[4096], err[256] = "";
     snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%llu", dir, name, (unsigned long long)seq);
     snprintf(final, sizeof(final), "%s/%s", dir, name);
@@ -237,7 +249,7 @@ static void download(corral__mcache_t *mc, ent_t *e)
         snprintf(err, sizeof(err),
                  "does not fit: %lld bytes, storageLimit %lld and the other models are in use "
                  "or wanted",
-                 (long long)e->size_hint, (long long)limit);
+                 (long long)hint, (long long)limit);
         rc = CORRAL_ETOOBIG;
     } else {
         corral__rmtree(tmp);
@@ -268,19 +280,16 @@ static void download(corral__mcache_t *mc, ent_t *e)
         touch(mc, e);
         corral__log("model cache: %s ready (%s, %lld bytes, %.3f s)", name, uri, (long long)bytes,
                     secs);
-        gone = NULL;
-        ngone = 0;
-        if (!make_room(mc, e, 0, e->requested, &gone, &ngone) && !e->requested) {
+        if (!make_room(mc, e, 0, e->requested, &gone) && !e->requested) {
             /* larger than announced and nothing else can go: not kept */
             e->state = CORRAL__MC_ERROR;
             e->err_us = now_us();
             snprintf(e->msg, sizeof(e->msg), "does not fit: %lld bytes, storageLimit %lld",
                      (long long)bytes, (long long)mc->limit);
-            corral_grow((void **)&gone, &ngone, ngone + 1, sizeof(char *));
-            gone[ngone++] = corral_strdup(name);
+            gone_add(&gone, name);
         }
         pthread_mutex_unlock(&mc->mu);
-        remove_dirs(mc, gone, ngone);
+        remove_dirs(dir, &gone);
         pthread_mutex_lock(&mc->mu);
     } else {
         e->state = CORRAL__MC_ERROR;
