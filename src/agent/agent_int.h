@@ -463,7 +463,6 @@ const char *corral__mc_dir(const corral__mcache_t *mc);
 
 #define CORRAL_MODEL_URI_ANN    "corral.dev/model-uri"
 #define CORRAL_MODEL_FETCH_ANN  "corral.dev/model-fetch"
-#define CORRAL_MODEL_CACHES_ANN "corral.dev/model-caches"
 #define CORRAL__MODEL_MOUNT     "/mnt/models" /* where KServe mounts a model; args say it */
 
 /* The agent's side (models.c): LocalModelCaches, groups, its Node. */

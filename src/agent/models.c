@@ -280,7 +280,7 @@ static void report(corral__models_t *m, corral_client_t *c)
     if (m->node_ev && (!m->written_node_ann || strcmp(m->written_node_ann, cur) != 0)) {
         corral_buf_t p;
         corral_buf_init(&p);
-        corral_buf_puts(&p, "{\"metadata\":{\"annotations\":{\"" CORRAL_MODEL_CACHES_ANN "\":");
+        corral_buf_puts(&p, "{\"metadata\":{\"annotations\":{\"" CORRAL_MODEL_CACHES_ANNOTATION "\":");
         if (*cur)
             corral_json_quote(&p, cur, strlen(cur));
         else
