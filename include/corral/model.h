@@ -287,7 +287,7 @@ typedef struct corral_node {
  * writes it) and the one a pod's model is in (the controller writes it). */
 #define CORRAL_MODEL_CACHES_ANNOTATION "corral.dev/model-caches"
 #define CORRAL_MODEL_CACHE_ANNOTATION  "corral.dev/model-cache"
-#define CORRAL_GPU_TOPO_MAX        64
+#define CORRAL_GPU_TOPO_MAX            64
 
 enum {
     CORRAL_LINK_SELF = 0,

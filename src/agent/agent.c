@@ -42,9 +42,9 @@ typedef struct agent {
     corral__telem_t *tm;
     int64_t last_tick_us, next_telem_us;
     char podip_dir[4096 - 64];
-    corral__prober_t *prober; /* made when the first probe is due */
-    corral__models_t *models; /* the model cache, or NULL when its directory cannot be made */
-    corral_metrics_t *reg;    /* the agent's own series beyond the telemetry's */
+    corral__prober_t *prober;   /* made when the first probe is due */
+    corral__models_t *models;   /* the model cache, or NULL when its directory cannot be made */
+    corral_metrics_t *reg;      /* the agent's own series beyond the telemetry's */
     corral_informer_t *minf[3]; /* LocalModelCaches, LocalModelNodeGroups, our Node */
 } agent_t;
 
@@ -308,7 +308,7 @@ static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
         return;
     }
     if (!p->last_status && corral__pod_write_status(ag->c, p, "127.0.0.1", now) != 0)
-        return; /* its address is reported before its containers start */
+        return;                          /* its address is reported before its containers start */
     if (p->model_uri && !p->model_dir) { /* an init phase: its model into the node's cache */
         char msg[200];
         int rc = corral__models_pod(ag->models, p, now, msg, sizeof(msg));

@@ -150,10 +150,10 @@ typedef enum corral__probe_kind {
 typedef struct corral__probe {
     corral__probe_kind_t kind;
     int initial_delay_s, period_s, timeout_s, success_th, failure_th;
-    int port;    /* tcp, http: resolved (named ports looked up) */
-    char *host;  /* tcp, http: NULL for the pod's address */
-    char *path;  /* http */
-    bool https;  /* http */
+    int port;       /* tcp, http: resolved (named ports looked up) */
+    char *host;     /* tcp, http: NULL for the pod's address */
+    char *path;     /* http */
+    bool https;     /* http */
     char **headers; /* http: "Name: value" */
     size_t nheaders, capheaders;
     char **cmd; /* exec: NULL-terminated argv */
@@ -237,11 +237,11 @@ typedef struct corral__ctr {
     corral__term_t term; /* the ended instance when st == TERMINATED */
     corral__term_t last; /* lastState */
     int64_t next_start_us, backoff_ms;
-    bool handled;    /* the ended instance went through the restart policy */
-    bool agent_stop; /* stopped by agent shutdown: restart without counting a failure */
-    corral__probe_t *rp;        /* readinessProbe, or NULL (ready when running) */
-    corral__probe_state_t rs;   /* its counters for the current instance */
-    char **env;                 /* the current instance's environment (exec probes), owned */
+    bool handled;             /* the ended instance went through the restart policy */
+    bool agent_stop;          /* stopped by agent shutdown: restart without counting a failure */
+    corral__probe_t *rp;      /* readinessProbe, or NULL (ready when running) */
+    corral__probe_state_t rs; /* its counters for the current instance */
+    char **env;               /* the current instance's environment (exec probes), owned */
 } corral__ctr_t;
 
 /* Ready: running, and its readiness probe (if any) succeeded enough. */
@@ -278,11 +278,11 @@ typedef struct corral__pod {
     corral__podip_t *ip;    /* the pod's own address (process runtime), or NULL: the host's */
     char *gpu_load;         /* its CORRAL_GPU_LOAD_FILE (simulated GPUs), or NULL */
     /* the model cache (models.c): corral.dev/model-uri, until its model is local */
-    char *model_uri;     /* the annotation, or NULL */
-    char *model_entry;   /* the cache entry it uses (once asked) */
-    char *model_dir;     /* MODEL_DIR once the model is in the cache */
-    int64_t model_t0_us; /* when it first asked */
-    bool model_missed;   /* not in the cache when it asked: "fetched" */
+    char *model_uri;      /* the annotation, or NULL */
+    char *model_entry;    /* the cache entry it uses (once asked) */
+    char *model_dir;      /* MODEL_DIR once the model is in the cache */
+    int64_t model_t0_us;  /* when it first asked */
+    bool model_missed;    /* not in the cache when it asked: "fetched" */
     char model_fetch[48]; /* corral.dev/model-fetch: "hit 0.004s", "fetched 3.214s" */
 } corral__pod_t;
 
@@ -461,9 +461,9 @@ uint64_t corral__mc_version(corral__mcache_t *mc);
 size_t corral__mc_list(corral__mcache_t *mc, corral__mc_info_t **out);
 const char *corral__mc_dir(const corral__mcache_t *mc);
 
-#define CORRAL_MODEL_URI_ANN    "corral.dev/model-uri"
-#define CORRAL_MODEL_FETCH_ANN  "corral.dev/model-fetch"
-#define CORRAL__MODEL_MOUNT     "/mnt/models" /* where KServe mounts a model; args say it */
+#define CORRAL_MODEL_URI_ANN   "corral.dev/model-uri"
+#define CORRAL_MODEL_FETCH_ANN "corral.dev/model-fetch"
+#define CORRAL__MODEL_MOUNT    "/mnt/models" /* where KServe mounts a model; args say it */
 
 /* The agent's side (models.c): LocalModelCaches, groups, its Node. */
 typedef struct corral__models corral__models_t;
@@ -491,9 +491,9 @@ void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir);
 typedef struct corral__proc {
     const char *root;
     char *self_exe;
-    char *self_dir;     /* the directory of self_exe, first in workloads' PATH */
-    bool sim_gpus;      /* simulated GPUs: pods with GPUs get CORRAL_GPU_LOAD_FILE */
-    pid_t *kids;        /* shims we spawned and have not reaped */
+    char *self_dir; /* the directory of self_exe, first in workloads' PATH */
+    bool sim_gpus;  /* simulated GPUs: pods with GPUs get CORRAL_GPU_LOAD_FILE */
+    pid_t *kids;    /* shims we spawned and have not reaped */
     size_t nkids, capkids;
     int64_t node_cpu_milli, node_memory;
     const char **uuids; /* the node's GPU UUIDs by index */

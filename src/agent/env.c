@@ -449,9 +449,9 @@ void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir)
     size_t ml = strlen(CORRAL__MODEL_MOUNT);
     for (size_t i = 1; dir && argv && argv[i]; i++) {
         char *eq = strchr(argv[i], '=');
-        const char *at = !strncmp(argv[i], CORRAL__MODEL_MOUNT, ml) ? argv[i]
+        const char *at = !strncmp(argv[i], CORRAL__MODEL_MOUNT, ml)        ? argv[i]
                          : eq && !strncmp(eq + 1, CORRAL__MODEL_MOUNT, ml) ? eq + 1
-                                                                          : NULL;
+                                                                           : NULL;
         if (!at || (at[ml] != '\0' && at[ml] != '/'))
             continue;
         argv[i] = corral_arena_printf(a, "%.*s%s%s", (int)(at - argv[i]), argv[i], dir, at + ml);

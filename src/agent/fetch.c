@@ -114,7 +114,8 @@ int64_t corral__du(const char *path)
     return sum;
 }
 
-/* --- copies (file://, pvc://) ------------------------------------------------------------------ */
+/* --- copies (file://, pvc://) ------------------------------------------------------------------
+ */
 
 typedef struct copy {
     int64_t bytes, max;
@@ -149,7 +150,8 @@ static int copy_file(copy_t *c, const char *from, const char *to)
         }
         c->bytes += n;
         if (c->bytes > c->max) {
-            snprintf(c->err, c->errlen, "the model is larger than %lld bytes (the space it may use)",
+            snprintf(c->err, c->errlen,
+                     "the model is larger than %lld bytes (the space it may use)",
                      (long long)c->max);
             rc = CORRAL_ETOOBIG;
             break;
@@ -258,8 +260,10 @@ static int fetch_pvc(const char *uri, const char *dir, const corral__fetch_opts_
 {
     const char *rest = uri + strlen("pvc://");
     if (!o->pvc_root || !*o->pvc_root) {
-        snprintf(err, errlen, "%s: this agent has no --pvc-root (the directory standing for "
-                              "mounted PVCs)", uri);
+        snprintf(err, errlen,
+                 "%s: this agent has no --pvc-root (the directory standing for "
+                 "mounted PVCs)",
+                 uri);
         return CORRAL_EINVAL;
     }
     char claim[256];

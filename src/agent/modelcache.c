@@ -60,7 +60,8 @@ struct corral__mcache {
     corral_metric_t *fetch_s, *bytes_g, *limit_g;
 };
 
-/* --- planning (pure) ---------------------------------------------------------------------------- */
+/* --- planning (pure) ----------------------------------------------------------------------------
+ */
 
 int corral__mc_plan(const corral__mc_entry_t *e, size_t n, int64_t limit, int64_t need,
                     bool allow_wanted, size_t *out)
@@ -162,7 +163,7 @@ static bool make_room(corral__mcache_t *mc, const ent_t *keep, int64_t need, boo
                       gone_t *gone)
 {
     corral__mc_entry_t *v = corral_calloc(mc->n + 1, sizeof(*v));
-    ent_t **map = corral_calloc(mc->n + 1, sizeof(*map));
+    ent_t **map = corral_calloc(mc->n + 1, sizeof(ent_t *));
     size_t m = 0;
     for (size_t i = 0; i < mc->n; i++) {
         ent_t *e = mc->e[i];

@@ -21,7 +21,8 @@
 #include "corral/hmap.h"
 #include "corral/json.h"
 
-#define WRITE_EVERY_US INT64_C(1000000) /* the LocalModelNode and the Node at most once a second */
+/* The LocalModelNode and the Node are written at most once a second. */
+#define WRITE_EVERY_US INT64_C(1000000)
 #define LMN_PATH       "/apis/serving.kserve.io/v1alpha1/localmodelnodes"
 
 typedef struct objtab {
@@ -62,7 +63,7 @@ static void tab_put(objtab_t *t, corral_watch_ev_t *ev)
         corral_watch_ev_free(ev);
         return;
     }
-    corral_grow((void **)&t->ev, &t->cap, t->n + 1, sizeof(*t->ev));
+    corral_grow((void **)&t->ev, &t->cap, t->n + 1, sizeof(corral_watch_ev_t *));
     t->ev[t->n++] = ev;
 }
 
@@ -280,7 +281,8 @@ static void report(corral__models_t *m, corral_client_t *c)
     if (m->node_ev && (!m->written_node_ann || strcmp(m->written_node_ann, cur) != 0)) {
         corral_buf_t p;
         corral_buf_init(&p);
-        corral_buf_puts(&p, "{\"metadata\":{\"annotations\":{\"" CORRAL_MODEL_CACHES_ANNOTATION "\":");
+        corral_buf_puts(&p,
+                        "{\"metadata\":{\"annotations\":{\"" CORRAL_MODEL_CACHES_ANNOTATION "\":");
         if (*cur)
             corral_json_quote(&p, cur, strlen(cur));
         else
@@ -316,8 +318,8 @@ void corral__models_tick(corral__models_t *m, corral_client_t *c, const corral__
     corral__mc_set_in_use(m->mc, use, nu);
     corral_free(use);
     uint64_t v = corral__mc_version(m->mc);
-    if (now_us < m->next_write_us || (v == m->written_version && m->written_lmn &&
-                                      m->written_node_ann))
+    if (now_us < m->next_write_us ||
+        (v == m->written_version && m->written_lmn && m->written_node_ann))
         return;
     m->next_write_us = now_us + WRITE_EVERY_US;
     report(m, c);
@@ -348,8 +350,7 @@ static void entry_for(const corral__models_t *m, const char *uri, char *name, si
                  corral_hash_stable(uri, strlen(uri), 2));
 }
 
-int corral__models_pod(corral__models_t *m, corral__pod_t *p, int64_t now_us, char *msg,
-                       size_t len)
+int corral__models_pod(corral__models_t *m, corral__pod_t *p, int64_t now_us, char *msg, size_t len)
 {
     msg[0] = '\0';
     if (!p->model_uri || p->model_dir)

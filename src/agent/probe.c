@@ -37,7 +37,7 @@
 #include "agent/agent_int.h"
 
 #define PROBE_FAST_US  (100 * INT64_C(1000)) /* before the first success */
-#define PROBE_BODY_MAX (10 * 1024)           /* kubelet reads at most 10 KiB of a body */
+#define PROBE_BODY_MAX ((size_t)10 * 1024)   /* kubelet reads at most 10 KiB of a body */
 #define PROBE_QUEUE    1024                  /* jobs waiting at most (more are dropped) */
 
 /* --- the spec --------------------------------------------------------------------------------- */
@@ -241,8 +241,9 @@ static size_t body_sink(char *p, size_t sz, size_t n, void *ud)
 {
     size_t *got = ud;
     (void)p;
-    *got += sz * n;
-    return *got > PROBE_BODY_MAX ? 0 : sz * n; /* stop reading past 10 KiB */
+    size_t len = sz * n;
+    *got += len;
+    return *got > (size_t)PROBE_BODY_MAX ? 0 : len; /* stop reading past 10 KiB */
 }
 
 static int probe_http(const corral__probe_t *pb, const char *host, int timeout_ms, char *msg,
@@ -292,8 +293,8 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-static int probe_exec(const corral__probe_t *pb, char *const *envp, const char *dir,
-                      int timeout_ms, char *msg, size_t len)
+static int probe_exec(const corral__probe_t *pb, char *const *envp, const char *dir, int timeout_ms,
+                      char *msg, size_t len)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -312,8 +313,8 @@ static int probe_exec(const corral__probe_t *pb, char *const *envp, const char *
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
     posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at,
-                             POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
     /* PATH lookup in the container's PATH, as a shell in the container would */
     const char *path = corral__env_get(envp, "PATH");
     pid_t pid = 0;

@@ -302,7 +302,7 @@ void corral__pod_containers(corral__pod_t *p, const corral_obj_t *o)
         const corral_val_t *raw =
             corral_val_dig(o->raw, init ? "spec.initContainers" : "spec.containers");
         raw = raw && raw->kind == CORRAL_VAL_SEQ && (size_t)k->idx < raw->n ? raw->items[k->idx]
-                                                                          : NULL;
+                                                                            : NULL;
         if (!init && corral_val_get(raw, "readinessProbe")) {
             char err[160];
             k->rp = corral_malloc(sizeof(*k->rp));

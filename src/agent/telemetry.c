@@ -310,9 +310,8 @@ void corral__telem_set_owners(corral__telem_t *t, const corral__gpu_owner_t *own
         tgpu_t *g = &t->g[i];
         const corral__gpu_owner_t *o = i < n ? &owners[i] : NULL;
         const char *pod = o ? o->pod : NULL;
-        if (same(pod, g->pod) &&
-            (!pod || (same(o->ns, g->ns) && same(o->container, g->ctr) && o->util == g->target &&
-                      o->exact == g->exact)))
+        if (same(pod, g->pod) && (!pod || (same(o->ns, g->ns) && same(o->container, g->ctr) &&
+                                           o->util == g->target && o->exact == g->exact)))
             continue;
         owner_clear(g);
         if (pod) {

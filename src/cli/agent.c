@@ -73,6 +73,58 @@ enum {
     OPT_PVC_ROOT,
 };
 
+/* The options that only keep their argument: true when c was one. */
+static bool string_opt(int c, corral_agent_opts_t *o, corral_client_flags_t *f)
+{
+    const char **dst = NULL;
+    switch (c) {
+    case OPT_NODE:
+        dst = &o->node_name;
+        break;
+    case OPT_GPUS:
+        dst = &o->gpus;
+        break;
+    case OPT_RUNTIME:
+        dst = &o->runtime;
+        break;
+    case OPT_ROOT:
+        dst = &o->root;
+        break;
+    case OPT_MODEL_CACHE_DIR:
+        dst = &o->model_cache_dir;
+        break;
+    case OPT_PVC_ROOT:
+        dst = &o->pvc_root;
+        break;
+    case OPT_LISTEN:
+        dst = &o->listen;
+        break;
+    case OPT_METRICS_LISTEN:
+        dst = &o->metrics_listen;
+        break;
+    case OPT_PREFIX:
+        dst = &o->prefix;
+        break;
+    case OPT_TOKFILE:
+        dst = &o->token_file;
+        break;
+    case OPT_TOKEN:
+        dst = &f->token;
+        break;
+    case OPT_KUBECONFIG:
+        dst = &f->kubeconfig;
+        break;
+    case 's':
+    case OPT_SERVER:
+        dst = &f->server;
+        break;
+    default:
+        return false;
+    }
+    *dst = optarg;
+    return true;
+}
+
 static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_flags_t *f,
                  bool *print)
 {
@@ -108,30 +160,6 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
     while ((c = getopt_long(argc, argv, "hs:", opts, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case OPT_NODE:
-            o->node_name = optarg;
-            break;
-        case OPT_GPUS:
-            o->gpus = optarg;
-            break;
-        case OPT_RUNTIME:
-            o->runtime = optarg;
-            break;
-        case OPT_ROOT:
-            o->root = optarg;
-            break;
-        case OPT_MODEL_CACHE_DIR:
-            o->model_cache_dir = optarg;
-            break;
-        case OPT_PVC_ROOT:
-            o->pvc_root = optarg;
-            break;
-        case OPT_LISTEN:
-            o->listen = optarg;
-            break;
-        case OPT_METRICS_LISTEN:
-            o->metrics_listen = optarg;
-            break;
         case OPT_XID_HOLD:
             ok = corral__flag_int("agent", "gpu-xid-hold-seconds", optarg, 0, INT32_MAX, &v) &&
                  ((o->xid_hold_s = (int)v) || true);
@@ -158,12 +186,6 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             ok = corral__flag_int("agent", "hollow-nodes", optarg, 1, INT32_MAX, &v) &&
                  (o->hollow_n = (int)v);
             break;
-        case OPT_PREFIX:
-            o->prefix = optarg;
-            break;
-        case OPT_TOKFILE:
-            o->token_file = optarg;
-            break;
         case OPT_BACKOFF:
             ok = corral__flag_int("agent", "restart-backoff-ms", optarg, 1, INT32_MAX, &v) &&
                  (o->backoff_ms = v);
@@ -176,20 +198,12 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             ok = corral__flag_int("agent", "writers", optarg, 1, INT32_MAX, &v) &&
                  (o->writers = (int)v);
             break;
-        case 's':
-        case OPT_SERVER:
-            f->server = optarg;
-            break;
-        case OPT_TOKEN:
-            f->token = optarg;
-            break;
-        case OPT_KUBECONFIG:
-            f->kubeconfig = optarg;
-            break;
         case 'h':
             agent_usage(stdout);
             return -1;
         default:
+            if (string_opt(c, o, f))
+                break;
             agent_usage(stderr);
             return CORRAL_EXIT_INVALID;
         }

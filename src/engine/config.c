@@ -17,7 +17,7 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_topology = 1;
     c->w_frag = 1;
     c->w_model_cache = 50; /* half of the strongest preferred affinity term */
-    c->w_cpu = 0; /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
+    c->w_cpu = 0;          /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
     c->tune.frag_div = 1000; /* FGD's own; cross-validated, docs/decisions.md */
     /* Cross-validated (docs/efficiency.md): leaving whole-GPU pods unpacked
      * gains 1.3-1.5 points on held-out share-heavy lists but loses 0.13 on

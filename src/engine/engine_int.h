@@ -126,7 +126,7 @@ typedef struct enode {
         double after;
     } frag_memo[4];
     uint8_t nfrag_memo, frag_memo_next;
-    corral_arena_t *arena; /* labels, taints, topology, model caches */
+    corral_arena_t *arena;    /* labels, taints, topology, model caches */
     const char *model_caches; /* corral.dev/model-caches, or NULL */
     corral_kv_t *labels;
     size_t nlabels;

@@ -68,11 +68,11 @@ Test(modelcache, names_and_paths)
 Test(modelcache, lru_plan)
 {
     corral__mc_entry_t e[] = {
-        {.bytes = 40, .used_us = 10, .wanted = true},  /* 0: oldest, wanted */
-        {.bytes = 30, .used_us = 20},                  /* 1: unwanted */
-        {.bytes = 20, .used_us = 5, .in_use = true},   /* 2: in use: never */
-        {.bytes = 10, .used_us = 30},                  /* 3: unwanted, newer */
-        {.bytes = 5, .used_us = 1, .keep = true},      /* 4: the new one */
+        {.bytes = 40, .used_us = 10, .wanted = true}, /* 0: oldest, wanted */
+        {.bytes = 30, .used_us = 20},                 /* 1: unwanted */
+        {.bytes = 20, .used_us = 5, .in_use = true},  /* 2: in use: never */
+        {.bytes = 10, .used_us = 30},                 /* 3: unwanted, newer */
+        {.bytes = 5, .used_us = 1, .keep = true},     /* 4: the new one */
     };
     size_t out[5];
     cr_assert_eq(corral__mc_plan(e, 5, 0, 1000, false, out), 0, "no limit");
@@ -136,7 +136,8 @@ Test(modelcache, fetch_file_pvc_and_bounds)
     o.pvc_root = NULL;
     cr_assert_eq(corral__fetch("pvc://c/x", dst, &o, &bytes, err, sizeof(err)), CORRAL_EINVAL);
     cr_assert(strstr(err, "--pvc-root"), "%s", err);
-    cr_assert_eq(corral__fetch("file://relative", dst, &o, &bytes, err, sizeof(err)), CORRAL_EINVAL);
+    cr_assert_eq(corral__fetch("file://relative", dst, &o, &bytes, err, sizeof(err)),
+                 CORRAL_EINVAL);
     cr_assert_eq(corral__fetch("s3://bucket/model", dst, &o, &bytes, err, sizeof(err)),
                  CORRAL_EINVAL);
     cr_assert(strstr(err, "s3://"), "%s", err);
@@ -323,8 +324,14 @@ Test(modelcache, args_mount_rewrite)
 {
     corral_arena_t a;
     corral_arena_init(&a);
-    char *argv[] = {"/mnt/models/bin", "/mnt/models", "--model=/mnt/models/llama", "/mnt/modelsX",
-                    "--x=/mnt/models", "-m", "a/mnt/models", NULL};
+    char *argv[] = {"/mnt/models/bin",
+                    "/mnt/models",
+                    "--model=/mnt/models/llama",
+                    "/mnt/modelsX",
+                    "--x=/mnt/models",
+                    "-m",
+                    "a/mnt/models",
+                    NULL};
     corral__argv_model_dir(&a, argv, "/cache/m1");
     cr_assert_str_eq(argv[0], "/mnt/models/bin", "not the program");
     cr_assert_str_eq(argv[1], "/cache/m1");

@@ -32,7 +32,8 @@ static char *tmpdir(void)
     return dir;
 }
 
-/* --- pod addresses ----------------------------------------------------------------------------- */
+/* --- pod addresses -----------------------------------------------------------------------------
+ */
 
 Test(serving, podip_candidates)
 {
@@ -83,21 +84,22 @@ Test(serving, podip_claims_are_unique_and_released)
     corral__rmtree(dir);
 }
 
-/* --- probe specs and counting ------------------------------------------------------------------ */
+/* --- probe specs and counting ------------------------------------------------------------------
+ */
 
 Test(serving, probe_parse)
 {
     corral_arena_t a;
     corral_arena_init(&a);
-    corral_val_t *ctr = parse(
-        &a, "{\"name\":\"c\",\"ports\":[{\"name\":\"http\",\"containerPort\":8000}],"
-            "\"readinessProbe\":{\"httpGet\":{\"path\":\"/health\",\"port\":\"http\","
-            "\"httpHeaders\":[{\"name\":\"X-A\",\"value\":\"1\"},{\"name\":\"Bad\\r\\n\"}]},"
-            "\"periodSeconds\":2,\"successThreshold\":2},"
-            "\"livenessProbe\":{\"tcpSocket\":{\"port\":\"9000\"}},"
-            "\"startupProbe\":{\"tcpSocket\":{\"port\":\"nope\"}},"
-            "\"x\":{\"exec\":{\"command\":[\"true\"]},\"timeoutSeconds\":999},"
-            "\"y\":{\"exec\":{}},\"z\":{\"initialDelaySeconds\":1}}");
+    corral_val_t *ctr =
+        parse(&a, "{\"name\":\"c\",\"ports\":[{\"name\":\"http\",\"containerPort\":8000}],"
+                  "\"readinessProbe\":{\"httpGet\":{\"path\":\"/health\",\"port\":\"http\","
+                  "\"httpHeaders\":[{\"name\":\"X-A\",\"value\":\"1\"},{\"name\":\"Bad\\r\\n\"}]},"
+                  "\"periodSeconds\":2,\"successThreshold\":2},"
+                  "\"livenessProbe\":{\"tcpSocket\":{\"port\":\"9000\"}},"
+                  "\"startupProbe\":{\"tcpSocket\":{\"port\":\"nope\"}},"
+                  "\"x\":{\"exec\":{\"command\":[\"true\"]},\"timeoutSeconds\":999},"
+                  "\"y\":{\"exec\":{}},\"z\":{\"initialDelaySeconds\":1}}");
     corral__probe_t pb;
     char err[160];
     cr_assert_eq(corral__probe_parse(ctr, "readinessProbe", &pb, err, sizeof(err)), 0, "%s", err);
@@ -175,7 +177,8 @@ Test(serving, probe_schedule_and_thresholds)
     cr_assert(corral__ctr_ready(&c), "no probe: ready when running");
 }
 
-/* --- running probes ------------------------------------------------------------------------------ */
+/* --- running probes ------------------------------------------------------------------------------
+ */
 
 /* A listener on a pod-style address; port 0 lets the kernel choose. */
 static int listener(const char *ip, int *port)
@@ -276,9 +279,9 @@ Test(serving, prober_pool)
     corral__probe_t pb = {.kind = CORRAL__PROBE_TCP, .port = port, .timeout_s = 1};
     char *env[] = {NULL};
     for (int i = 0; i < 6; i++)
-        cr_assert_eq(corral__prober_submit(pr, "u1", i % 2, 7, &pb, i < 3 ? ip : "127.3.4.8", env,
-                                           "/tmp"),
-                     0);
+        cr_assert_eq(
+            corral__prober_submit(pr, "u1", i % 2, 7, &pb, i < 3 ? ip : "127.3.4.8", env, "/tmp"),
+            0);
     int ok = 0, bad = 0;
     for (int spins = 0; ok + bad < 6 && spins < 1000; spins++) {
         corral__probe_result_t r;
@@ -301,7 +304,8 @@ Test(serving, prober_pool)
     close(fd);
 }
 
-/* --- the GPU load file, PATH and POD_IP ---------------------------------------------------------- */
+/* --- the GPU load file, PATH and POD_IP ----------------------------------------------------------
+ */
 
 Test(serving, gpu_load_file)
 {
@@ -331,12 +335,12 @@ Test(serving, env_pod_ip_path_gpu_load)
 {
     corral_arena_t a;
     corral_arena_init(&a);
-    corral_val_t *pod =
-        parse(&a, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{\"containers\":[{"
-                  "\"name\":\"c\",\"command\":[\"x\"],\"env\":["
-                  "{\"name\":\"POD_IP\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.podIP\"}}},"
-                  "{\"name\":\"HOST_IP\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.hostIP\"}}},"
-                  "{\"name\":\"URL\",\"value\":\"http://$(POD_IP):8000\"}]}]}}");
+    corral_val_t *pod = parse(
+        &a, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{\"containers\":[{"
+            "\"name\":\"c\",\"command\":[\"x\"],\"env\":["
+            "{\"name\":\"POD_IP\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.podIP\"}}},"
+            "{\"name\":\"HOST_IP\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.hostIP\"}}},"
+            "{\"name\":\"URL\",\"value\":\"http://$(POD_IP):8000\"}]}]}}");
     corral__envctx_t e = {.pod = pod,
                           .ctr = corral_val_dig(pod, "spec.containers")->items[0],
                           .host_ip = "127.0.0.1",

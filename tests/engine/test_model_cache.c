@@ -4,9 +4,10 @@
 #include "engine_test.h"
 
 #define NODE(name, caches)                                                                         \
-    "apiVersion: v1\nkind: Node\nmetadata:\n  name: " name "\n  labels: {kubernetes.io/hostname: " name \
-    "}\n  annotations: {"                    \
-    "corral.dev/model-caches: \"" caches "\"}\nstatus:\n  allocatable: {cpu: \"8\", memory: 64Gi, " \
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: " name                                         \
+    "\n  labels: {kubernetes.io/hostname: " name "}\n  annotations: {"                             \
+    "corral.dev/model-caches: \"" caches                                                           \
+    "\"}\nstatus:\n  allocatable: {cpu: \"8\", memory: 64Gi, "                                     \
     "nvidia.com/gpu: \"1\"}\n---\n"
 
 #define POD(name, cache, affinity)                                                                 \
@@ -39,7 +40,7 @@ static const char *place(int weight, const char *pod, char *out, size_t len)
 }
 
 #define PREFER_A                                                                                   \
-    "  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"      \
+    "  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"     \
     "      - weight: %s\n        preference:\n          matchExpressions:\n"                       \
     "          - {key: kubernetes.io/hostname, operator: In, values: [a]}\n"
 
