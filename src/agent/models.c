@@ -43,7 +43,21 @@ struct corral__models {
     bool lmn_exists;
     char **sel; /* the groups this node is in */
     size_t nsel;
+    char **reported; /* the modelStatus keys last written (a merge patch removes the others with
+                        null) */
+    size_t nreported;
 };
+
+static void strv_set(char ***v, size_t *n, const char *const *src, size_t k)
+{
+    for (size_t i = 0; i < *n; i++)
+        corral_free((*v)[i]);
+    corral_free(*v);
+    *v = corral_calloc(k + 1, sizeof(char *));
+    *n = k;
+    for (size_t i = 0; i < k; i++)
+        (*v)[i] = corral_strdup(src[i]);
+}
 
 static void tab_put(objtab_t *t, corral_watch_ev_t *ev)
 {
@@ -98,9 +112,10 @@ void corral__models_free(corral__models_t *m)
     corral_watch_ev_free(m->node_ev);
     corral_free(m->written_node_ann);
     corral_free(m->written_lmn);
-    for (size_t i = 0; i < m->nsel; i++)
-        corral_free(m->sel[i]);
+    strv_set(&m->sel, &m->nsel, NULL, 0);
     corral_free(m->sel);
+    strv_set(&m->reported, &m->nreported, NULL, 0);
+    corral_free(m->reported);
     corral_free(m->node);
     corral_free(m);
 }
@@ -172,13 +187,7 @@ static void recompute(corral__models_t *m)
         corral_qty_value(&c->u.lmc->model_size, &sizes[nw]);
         nw++;
     }
-    for (size_t i = 0; i < m->nsel; i++)
-        corral_free(m->sel[i]);
-    corral_free(m->sel);
-    m->sel = corral_calloc(ns + 1, sizeof(char *));
-    m->nsel = ns;
-    for (size_t i = 0; i < ns; i++)
-        m->sel[i] = corral_strdup(sel[i]);
+    strv_set(&m->sel, &m->nsel, sel, ns);
     corral__mc_set_limit(m->mc, ns ? limit : 0);
     corral__mc_want(m->mc, names, uris, sizes, nw);
     corral_free(sizes);
@@ -252,9 +261,19 @@ static void report(corral__models_t *m, corral_client_t *c)
         }
         corral__jstr(&a, st, inf[i].name, model_status(inf[i].state));
     }
-    corral_buf_t b;
+    corral_buf_t b, patch;
     corral_buf_init(&b);
+    corral_buf_init(&patch);
     corral_val_to_json(obj, &b, false);
+    /* what we wrote before and no longer hold: null removes it (merge patch) */
+    const char **keys = corral_calloc(st->n + 1, sizeof(char *));
+    for (size_t i = 0; i < st->n; i++)
+        keys[i] = st->pairs[i].key->s;
+    size_t nkeys = st->n;
+    for (size_t i = 0; i < m->nreported; i++)
+        if (!corral_val_get(st, m->reported[i]))
+            corral_val_set(&a, st, m->reported[i], corral_val_new(&a, CORRAL_VAL_NULL));
+    corral_val_to_json(obj, &patch, false);
     long code = 0;
     if (!m->written_lmn || strcmp(m->written_lmn, corral_buf_str(&b)) != 0) {
         char path[512];
@@ -264,10 +283,11 @@ static void report(corral__models_t *m, corral_client_t *c)
             (code == 201 || code == 200 || code == 409))
             m->lmn_exists = true;
         if (m->lmn_exists) {
-            ok = request(c, "PATCH", path, "application/merge-patch+json", &b, &code) == 0 &&
+            ok = request(c, "PATCH", path, "application/merge-patch+json", &patch, &code) == 0 &&
                  code == 200;
             snprintf(path, sizeof(path), LMN_PATH "/%s/status", m->node);
-            ok = ok && request(c, "PATCH", path, "application/merge-patch+json", &b, &code) == 0 &&
+            ok = ok &&
+                 request(c, "PATCH", path, "application/merge-patch+json", &patch, &code) == 0 &&
                  code == 200;
             if (code == 404)
                 m->lmn_exists = false;
@@ -275,6 +295,7 @@ static void report(corral__models_t *m, corral_client_t *c)
         if (ok) {
             corral_free(m->written_lmn);
             m->written_lmn = corral_buf_steal(&b);
+            strv_set(&m->reported, &m->nreported, keys, nkeys);
         }
     }
     const char *cur = corral_buf_str(&ann);
@@ -297,7 +318,9 @@ static void report(corral__models_t *m, corral_client_t *c)
         }
         corral_buf_fini(&p);
     }
+    corral_free(keys);
     corral_buf_fini(&b);
+    corral_buf_fini(&patch);
     corral_buf_fini(&ann);
     corral_arena_fini(&a);
     corral_free(inf);

@@ -155,7 +155,7 @@ kind: LocalModelCache
 metadata: {name: m2}
 spec: {sourceModelUri: "http://127.0.0.1:$HPORT/weights.bin", modelSize: 2Mi, nodeGroups: [here]}
 EOF
-until_ok 5 curl -sf "http://127.0.0.1:$HPORT/weights.bin" -o /dev/null || fail "the test's HTTP server"
+until_ok "$UP_WAIT" curl -sf "http://127.0.0.1:$HPORT/weights.bin" -o /dev/null || fail "the test's HTTP server"
 "$CORRAL" apply -f "$TMP/cache.yaml" >/dev/null || fail "apply the caches"
 lmn_status() {
     "$CORRAL" get localmodelnode sim-node-0 -o json 2>/dev/null | python3 -c \
