@@ -18,6 +18,7 @@
 #define CORRAL_AGENT_INT_H
 
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -530,6 +531,9 @@ void corral__proc_mark_stopped(corral__proc_t *pr, const corral__pod_t *p);
 void corral__proc_purge(corral__proc_t *pr, const char *uid);
 /* Remove a pod's directories (working dir and logs). */
 void corral__proc_cleanup(corral__proc_t *pr, const corral__pod_t *p);
+/* A spawn attribute for a child of the agent: no signal blocked, every
+ * handler default (the agent blocks SIGTERM/SIGINT), plus flags. */
+void corral__spawnattr_init(posix_spawnattr_t *at, short flags);
 /* Reap exited shims that are our children (only those: the probe workers
  * wait for their own exec probes). */
 void corral__proc_reap(corral__proc_t *pr);

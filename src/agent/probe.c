@@ -304,17 +304,8 @@ static int probe_exec(const corral__probe_t *pb, char *const *envp, const char *
     if (dir && *dir)
         posix_spawn_file_actions_addchdir_np(&fa, dir);
     posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
+    corral__spawnattr_init(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
     /* PATH lookup in the container's PATH, as a shell in the container would */
     const char *path = corral__env_get(envp, "PATH");
     pid_t pid = 0;

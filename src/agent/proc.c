@@ -248,19 +248,23 @@ static const char *make_cgroup(corral__proc_t *pr, corral_arena_t *a, const corr
     return out;
 }
 
-static int spawn_shim(corral__proc_t *pr, char **argv, char **envp, pid_t *pid)
+void corral__spawnattr_init(posix_spawnattr_t *at, short flags)
 {
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
+    posix_spawnattr_init(at);
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
     sigdelset(&all, SIGKILL);
     sigdelset(&all, SIGSTOP);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at,
-                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(at, &none);
+    posix_spawnattr_setsigdefault(at, &all);
+    posix_spawnattr_setflags(at, (short)(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+}
+
+static int spawn_shim(corral__proc_t *pr, char **argv, char **envp, pid_t *pid)
+{
+    posix_spawnattr_t at;
+    corral__spawnattr_init(&at, POSIX_SPAWN_SETSID);
     int rc = posix_spawn(pid, pr->self_exe, NULL, &at, argv, envp);
     posix_spawnattr_destroy(&at);
     return rc;
