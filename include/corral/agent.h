@@ -29,6 +29,9 @@ typedef struct corral_agent_opts {
     /* Added for metrics (docs/observability-agent.md): */
     const char *metrics_listen; /* /metrics also on this address; NULL, "" or "off": none */
     int xid_hold_s;             /* an XID keeps GPUHealthy False this long */
+    /* The model cache (docs/agent.md): */
+    const char *model_cache_dir; /* NULL: ROOT/models */
+    const char *pvc_root;        /* pvc://NAME/path is read from here/NAME/path; NULL: refused */
 } corral_agent_opts_t;
 
 /* Fill the defaults (lease 40 s, heartbeat 10 s, backoff 10 s to 5 min, ...). */

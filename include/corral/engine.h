@@ -74,6 +74,10 @@ typedef struct corral_sched_config {
     int w_topology; /* NVLink quality of the chosen GPU set */
     int w_frag;     /* fragmentation of what is left free */
     int w_cpu;      /* cpu/memory packing (off by default) */
+    /* Added to the preferences score of a node whose corral.dev/model-caches
+     * lists the pod's corral.dev/model-cache (0: off; a preferred node
+     * affinity term's weight, 1-100, is its scale). */
+    int w_model_cache;
     corral_score_tune_t tune;
     /* Eviction limits per cycle (0: unlimited). */
     int max_evictions;

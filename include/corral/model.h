@@ -283,7 +283,11 @@ typedef struct corral_node {
  * larger number is faster: SYS 1, NODE 2, PHB 3, PXB 4, PIX 5, NV<n> 100+n;
  * the diagonal (X) is 0. */
 #define CORRAL_GPU_TOPO_ANNOTATION "corral.dev/gpu-topology"
-#define CORRAL_GPU_TOPO_MAX        64
+/* The model cache: the LocalModelCaches a node holds ("a,b", its agent
+ * writes it) and the one a pod's model is in (the controller writes it). */
+#define CORRAL_MODEL_CACHES_ANNOTATION "corral.dev/model-caches"
+#define CORRAL_MODEL_CACHE_ANNOTATION  "corral.dev/model-cache"
+#define CORRAL_GPU_TOPO_MAX            64
 
 enum {
     CORRAL_LINK_SELF = 0,
@@ -605,6 +609,8 @@ typedef struct corral_schedconf {
     /* The corral policy's criteria (each on or off; they are ordered, not
      * weighted). */
     corral_opt_i32_t preferences, fragmentation, packing, topology, cpu_memory;
+    /* scoring.modelCache: the weight (0-100) of holding a pod's model. */
+    corral_opt_i32_t model_cache;
     /* fairShare: {halfLife, usageWeight}. halfLife "0s" turns it off. */
     bool fair_share_set;
     int64_t fair_half_life_ns;

@@ -41,6 +41,11 @@ typedef struct agent {
     bool synced;
     corral__telem_t *tm;
     int64_t last_tick_us, next_telem_us;
+    char podip_dir[4096 - 64];
+    corral__prober_t *prober;   /* made when the first probe is due */
+    corral__models_t *models;   /* the model cache, or NULL when its directory cannot be made */
+    corral_metrics_t *reg;      /* the agent's own series beyond the telemetry's */
+    corral_informer_t *minf[3]; /* LocalModelCaches, LocalModelNodeGroups, our Node */
 } agent_t;
 
 void corral_agent_opts_init(corral_agent_opts_t *o)
@@ -73,6 +78,37 @@ static void begin_delete(agent_t *ag, corral__pod_t *p, const corral_obj_t *o)
         p->grace_s = 0;
 }
 
+/* Claim the pod's own loopback address (the one recorded in its directory
+ * first, so an adopted pod keeps its address) and record it. */
+static void pod_address(agent_t *ag, corral__pod_t *p)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    const char *rec =
+        corral_arena_printf(&a, "%s/.corral/podip", corral__pod_dir(&a, ag->o->root, p->uid));
+    char prefer[CORRAL__PODIP_LEN] = "";
+    FILE *fp = fopen(rec, "re");
+    if (fp) {
+        if (!fgets(prefer, sizeof(prefer), fp))
+            prefer[0] = '\0';
+        prefer[strcspn(prefer, "\n")] = '\0';
+        fclose(fp);
+    }
+    p->ip = corral_malloc(sizeof(*p->ip));
+    if (corral__podip_claim(p->ip, ag->podip_dir, p->uid, prefer) != 0) {
+        corral__log("pod %s/%s: no free pod address in %s: using the host's", p->ns, p->name,
+                    ag->podip_dir);
+        corral_free(p->ip);
+        p->ip = NULL;
+    } else {
+        if (prefer[0] && strcmp(prefer, p->ip->ip) != 0)
+            corral__log("pod %s/%s: its address %s was taken: now %s", p->ns, p->name, prefer,
+                        p->ip->ip);
+        corral__agent_write_file(rec, p->ip->ip, strlen(p->ip->ip));
+    }
+    corral_arena_fini(&a);
+}
+
 static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
 {
     const corral_obj_t *o = ev->obj;
@@ -83,6 +119,14 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
     p->node = corral_strdup(ag->o->node_name);
     const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
     p->gpu_ids = ids ? corral_strdup(ids) : NULL;
+    const char *muri = corral_strmap_get(&o->meta.annotations, CORRAL_MODEL_URI_ANN);
+    p->model_uri = muri && *muri ? corral_strdup(muri) : NULL;
+    if (ag->pr.sim_gpus && ids && *ids) {
+        corral_arena_t a;
+        corral_arena_init(&a);
+        p->gpu_load = corral_strdup(corral__pod_gpu_load_path(&a, ag->o->root, p->uid));
+        corral_arena_fini(&a);
+    }
     p->sim_util = corral__pod_sim_util(o);
     p->gpu_milli = corral__pod_gpu_milli(o);
     p->ev = ev;
@@ -96,6 +140,7 @@ static corral__pod_t *new_pod(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
         corral__log("pod %s/%s: found its state from a previous run", p->ns, p->name);
     }
     corral__proc_record_pod(&ag->pr, p);
+    pod_address(ag, p);
     for (size_t i = 0; i < p->nctrs; i++)
         if (p->ctrs[i].st == CORRAL__C_WAITING)
             snprintf(p->ctrs[i].wreason, sizeof(p->ctrs[i].wreason), "ContainerCreating");
@@ -134,6 +179,11 @@ static void purge_strays(agent_t *ag)
 
 static void handle(agent_t *ag, corral_watch_ev_t *ev, int64_t now)
 {
+    if (ev->kind != CORRAL_KIND_POD) {
+        if (!ag->models || !corral__models_event(ag->models, ev))
+            corral_watch_ev_free(ev);
+        return;
+    }
     if (ev->type == CORRAL_WATCH_SYNCED) {
         if (!ag->synced)
             purge_strays(ag);
@@ -257,6 +307,27 @@ static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
         drive_delete(ag, p, now);
         return;
     }
+    if (!p->last_status && corral__pod_write_status(ag->c, p, "127.0.0.1", now) != 0)
+        return;                          /* its address is reported before its containers start */
+    if (p->model_uri && !p->model_dir) { /* an init phase: its model into the node's cache */
+        char msg[200];
+        int rc = corral__models_pod(ag->models, p, now, msg, sizeof(msg));
+        if (rc != 0) {
+            for (size_t i = 0; i < p->nctrs; i++) {
+                corral__ctr_t *c = &p->ctrs[i];
+                if (c->st != CORRAL__C_WAITING)
+                    continue;
+                snprintf(c->wreason, sizeof(c->wreason), "%s",
+                         rc == CORRAL_EAGAIN ? "ContainerCreating" : "ModelFetchError");
+                snprintf(c->wmsg, sizeof(c->wmsg), "%s", msg);
+            }
+            if (!p->retry_us || now >= p->retry_us)
+                corral__pod_write_status(ag->c, p, "127.0.0.1", now);
+            return;
+        }
+        for (size_t i = 0; i < p->nctrs; i++)
+            p->ctrs[i].wmsg[0] = '\0';
+    }
     for (size_t i = 0; i < p->nctrs; i++)
         if (p->ctrs[i].st == CORRAL__C_TERMINATED && !p->ctrs[i].handled)
             after_exit(ag, p, &p->ctrs[i], now);
@@ -276,6 +347,48 @@ static void drive(agent_t *ag, corral__pod_t *p, int64_t now)
         p->terminal = true;
     if (!p->retry_us || now >= p->retry_us)
         corral__pod_write_status(ag->c, p, "127.0.0.1", now);
+}
+
+/* --- readiness probes ------------------------------------------------------------------------ */
+
+#define PROBE_THREADS 4
+
+/* Count the probes that finished, then hand the due ones to the workers. */
+static void probes(agent_t *ag, int64_t now)
+{
+    corral__probe_result_t r;
+    while (ag->prober && corral__prober_take(ag->prober, &r)) {
+        corral__pod_t *p = corral__podtab_find(&ag->pods, r.uid);
+        corral__ctr_t *c = p && r.ctr >= 0 && (size_t)r.ctr < p->nctrs ? &p->ctrs[r.ctr] : NULL;
+        if (c && c->rp && c->st == CORRAL__C_RUNNING && c->instance == r.instance) {
+            if (!r.ok)
+                snprintf(c->rs.msg, sizeof(c->rs.msg), "%s", r.msg);
+            if (corral__probe_record(c->rp, &c->rs, r.ok, now))
+                corral__log("pod %s/%s container %s: %s%s", p->ns, p->name, c->name,
+                            c->rs.ready ? "ready" : "not ready: ", c->rs.ready ? "" : c->rs.msg);
+        }
+        corral_free(r.uid);
+    }
+    for (size_t i = 0; i < ag->pods.n; i++) {
+        corral__pod_t *p = ag->pods.pods[i];
+        if (p->deleting || p->terminal)
+            continue;
+        for (size_t k = p->ninit; k < p->nctrs; k++) {
+            corral__ctr_t *c = &p->ctrs[k];
+            if (!c->rp || c->st != CORRAL__C_RUNNING ||
+                !corral__probe_due(c->rp, &c->rs, c->started_us, now))
+                continue;
+            if (!ag->prober)
+                ag->prober = corral__prober_new(PROBE_THREADS);
+            corral_arena_t a;
+            corral_arena_init(&a);
+            if (corral__prober_submit(ag->prober, p->uid, (int)k, c->instance, c->rp,
+                                      corral__pod_ip(p, "127.0.0.1"), c->env,
+                                      corral__pod_dir(&a, ag->o->root, p->uid)) == 0)
+                c->rs.busy = true;
+            corral_arena_fini(&a);
+        }
+    }
 }
 
 /* --- shutdown ------------------------------------------------------------------------------- */
@@ -308,7 +421,7 @@ static void stop_all(agent_t *ag)
     bool killed = false;
     for (;;) {
         now = corral__now_us();
-        corral__proc_reap();
+        corral__proc_reap(&ag->pr);
         size_t left = 0;
         for (size_t i = 0; i < ag->pods.n; i++) {
             corral__pod_t *p = ag->pods.pods[i];
@@ -355,6 +468,36 @@ static bool stop_requested(const sigset_t *set)
     return sigtimedwait(set, NULL, &zero) > 0;
 }
 
+/* The model cache and the informers it follows. */
+static int model_cache_setup(agent_t *ag, const corral_client_config_t *cfg)
+{
+    const corral__agent_opts_t *o = ag->o;
+    char dir[4096], err[1024];
+    if (o->model_cache_dir && *o->model_cache_dir)
+        snprintf(dir, sizeof(dir), "%s", o->model_cache_dir);
+    else
+        snprintf(dir, sizeof(dir), "%s/models", o->root);
+    ag->models = corral__models_new(o->node_name, dir, o->pvc_root, ag->reg);
+    if (!ag->models) {
+        corral__log("cannot create the model cache %s: pods with %s will wait", dir,
+                    CORRAL_MODEL_URI_ANN);
+        return 0;
+    }
+    char nsel[512];
+    snprintf(nsel, sizeof(nsel), "metadata.name=%s", o->node_name);
+    corral_informer_opts_t io[3] = {
+        {.kind = CORRAL_KIND_LOCALMODELCACHE, .name = "localmodelcaches"},
+        {.kind = CORRAL_KIND_LOCALMODELNODEGROUP, .name = "localmodelnodegroups"},
+        {.kind = CORRAL_KIND_NODE, .field_selector = nsel, .name = "node"}};
+    for (int i = 0; i < 3; i++) {
+        if (corral_informer_start(cfg, &io[i], ag->q, &ag->minf[i], err, sizeof(err)) != 0) {
+            corral__log("cannot start the %s informer: %s", io[i].name, err);
+            return CORRAL_EIO;
+        }
+    }
+    return 0;
+}
+
 static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t *sigs)
 {
     const corral__agent_opts_t *o = ag->o;
@@ -370,6 +513,8 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
     corral__node_init(&ag->node, o->node_name, &ag->inv, o->lease_s);
     int port = 0;
     ag->tm = corral__telem_new(&ag->inv, o->node_name, corral__now_us());
+    ag->reg = corral_metrics_new();
+    corral__telem_set_extra(ag->tm, ag->reg);
     corral__telem_set_xid_hold(ag->tm, o->xid_hold_s);
     ag->logs = corral_agent_logserver_new(o->root, corral__agent_page);
     if (corral_agent_logserver_listen(ag->logs, o->listen, ag->tm, true, &port, err, sizeof(err)) !=
@@ -403,6 +548,8 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
                 (long long)ag->node.cpu_milli, (long long)ag->node.memory_bytes);
     corral__proc_init(&ag->pr, o->root, &ag->inv, ag->node.cpu_milli, ag->node.memory_bytes, ag->c);
     ag->q = corral_evq_new();
+    if (model_cache_setup(ag, cfg) != 0)
+        return CORRAL_EIO;
     char sel[512];
     snprintf(sel, sizeof(sel), "spec.nodeName=%s", o->node_name);
     corral_informer_opts_t io = {.kind = CORRAL_KIND_POD, .field_selector = sel, .name = "pods"};
@@ -416,8 +563,13 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
 static void teardown(agent_t *ag)
 {
     corral_informer_stop(ag->inf);
+    for (int i = 0; i < 3; i++)
+        corral_informer_stop(ag->minf[i]);
+    corral__models_free(ag->models);
+    corral__prober_free(ag->prober);
     corral_agent_logserver_stop(ag->logs);
     corral__telem_free(ag->tm);
+    corral_metrics_free(ag->reg);
     corral__podtab_fini(&ag->pods);
     corral_evq_free(ag->q);
     corral__proc_fini(&ag->pr);
@@ -438,6 +590,7 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
         corral__podtab_fini(&ag.pods);
         return CORRAL_EINVAL;
     }
+    corral__podip_default_dir(ag.podip_dir, sizeof(ag.podip_dir));
     int rc = setup(&ag, cfg, &sigs);
     while (rc == 0 && !stop_requested(&sigs)) {
         corral_watch_ev_t *evs = corral_evq_take(ag.q, TICK_MS);
@@ -448,9 +601,12 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
             handle(&ag, evs, now);
             evs = next;
         }
-        corral__proc_reap();
+        corral__proc_reap(&ag.pr);
         telemetry(&ag, now);
         corral__node_heartbeat(ag.c, &ag.node, now, o->heartbeat_s, o->status_every);
+        probes(&ag, now);
+        if (ag.models)
+            corral__models_tick(ag.models, ag.c, &ag.pods, now);
         for (size_t i = 0; i < ag.pods.n; i++)
             drive(&ag, ag.pods.pods[i], now);
     }

@@ -18,6 +18,7 @@
 #define CORRAL_AGENT_INT_H
 
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +29,7 @@
 #include "corral/gpu.h"
 #include "corral/hmap.h"
 #include "corral/informer.h"
+#include "corral/metrics.h"
 #include "corral/model.h"
 
 #define CORRAL__AGENT_KUBELET_VERSION "v1.30.0-corral"
@@ -112,6 +114,97 @@ int corral__node_status(corral_client_t *c, corral__node_t *n, int64_t now_us, c
 void corral__node_heartbeat(corral_client_t *c, corral__node_t *n, int64_t now_us, int hb_s,
                             int status_every);
 
+/* --- pod addresses (podip.c) ------------------------------------------------------------- */
+
+#define CORRAL__PODIP_LEN 16
+
+/* A claimed pod address: the lock file's fd is held while the pod lives. */
+typedef struct corral__podip {
+    int fd; /* -1: none */
+    char ip[CORRAL__PODIP_LEN];
+    char path[4096 - 32];
+} corral__podip_t;
+
+/* Candidate k (0, 1, ...) of pod uid: 127.A.B.C, A in 1-254, C in 1-254. */
+void corral__podip_candidate(const char *uid, int k, char *out, size_t len);
+/* Is ip a pod address (127.A.B.C as above)? */
+bool corral__podip_valid(const char *ip);
+/* The claims directory every agent of this user on this host shares:
+ * $CORRAL_POD_IP_DIR, else $TMPDIR (or /tmp)/corral-pod-ips-<euid>. */
+void corral__podip_default_dir(char *out, size_t len);
+/* Claim an address for uid (prefer, a valid address recorded before, is
+ * tried first). 0, or CORRAL_EAGAIN when every candidate is taken. */
+int corral__podip_claim(corral__podip_t *pi, const char *dir, const char *uid, const char *prefer);
+/* Release a claim (no-op when none). */
+void corral__podip_release(corral__podip_t *pi);
+
+/* --- readiness probes (probe.c) ----------------------------------------------------------- */
+
+typedef enum corral__probe_kind {
+    CORRAL__PROBE_NONE = 0,
+    CORRAL__PROBE_TCP,
+    CORRAL__PROBE_HTTP,
+    CORRAL__PROBE_EXEC,
+} corral__probe_kind_t;
+
+/* A probe's spec (owned strings; corral__probe_clear frees them). */
+typedef struct corral__probe {
+    corral__probe_kind_t kind;
+    int initial_delay_s, period_s, timeout_s, success_th, failure_th;
+    int port;       /* tcp, http: resolved (named ports looked up) */
+    char *host;     /* tcp, http: NULL for the pod's address */
+    char *path;     /* http */
+    bool https;     /* http */
+    char **headers; /* http: "Name: value" */
+    size_t nheaders, capheaders;
+    char **cmd; /* exec: NULL-terminated argv */
+} corral__probe_t;
+
+/* One container's probe counters. */
+typedef struct corral__probe_state {
+    bool ready, ever_ok, busy;
+    int succ, fails; /* in a row */
+    int64_t next_us; /* the next probe is due then */
+    char msg[160];   /* the last failure */
+} corral__probe_state_t;
+
+/* Parse ctr[field] ("readinessProbe"): kind NONE when absent; CORRAL_EINVAL
+ * with a message for a probe that cannot run (no handler, unknown named
+ * port). Defaults as Kubernetes: period 10, timeout 1, success 1, failure 3. */
+int corral__probe_parse(const corral_val_t *ctr, const char *field, corral__probe_t *pb, char *err,
+                        size_t errlen);
+void corral__probe_clear(corral__probe_t *pb);
+/* Is a probe due (not in flight, initial delay passed, next_us reached)? */
+bool corral__probe_due(const corral__probe_t *pb, const corral__probe_state_t *s,
+                       int64_t started_us, int64_t now_us);
+/* Count one result; schedules the next probe (100 ms until the first
+ * success, then periodSeconds). True when readiness changed. */
+bool corral__probe_record(const corral__probe_t *pb, corral__probe_state_t *s, bool ok,
+                          int64_t now_us);
+/* Run one probe now, blocking up to its timeout: 0 on success, else -1
+ * with a message (for the worker threads and tests). */
+int corral__probe_run(const corral__probe_t *pb, const char *pod_ip, char *const *envp,
+                      const char *dir, char *msg, size_t len);
+
+typedef struct corral__probe_result {
+    char *uid; /* owned by whoever holds the result */
+    int ctr, instance;
+    bool ok;
+    char msg[160];
+} corral__probe_result_t;
+
+/* A pool of threads that run probes. */
+typedef struct corral__prober corral__prober_t;
+corral__prober_t *corral__prober_new(int threads);
+/* Stop the threads (each finishes its probe, bounded by its timeout) and free. */
+void corral__prober_free(corral__prober_t *pr);
+/* Queue a probe (everything copied). CORRAL_EAGAIN when the queue is full. */
+int corral__prober_submit(corral__prober_t *pr, const char *uid, int ctr, int instance,
+                          const corral__probe_t *pb, const char *pod_ip, char *const *envp,
+                          const char *dir);
+/* A finished probe, if any (never waits); free out->uid. */
+bool corral__prober_take(corral__prober_t *pr, corral__probe_result_t *out);
+
 /* --- pods and containers (sync.c) --------------------------------------------------------- */
 
 typedef enum corral__cstate {
@@ -145,9 +238,17 @@ typedef struct corral__ctr {
     corral__term_t term; /* the ended instance when st == TERMINATED */
     corral__term_t last; /* lastState */
     int64_t next_start_us, backoff_ms;
-    bool handled;    /* the ended instance went through the restart policy */
-    bool agent_stop; /* stopped by agent shutdown: restart without counting a failure */
+    bool handled;             /* the ended instance went through the restart policy */
+    bool agent_stop;          /* stopped by agent shutdown: restart without counting a failure */
+    corral__probe_t *rp;      /* readinessProbe, or NULL (ready when running) */
+    corral__probe_state_t rs; /* its counters for the current instance */
+    char **env;               /* the current instance's environment (exec probes), owned */
 } corral__ctr_t;
+
+/* Ready: running, and its readiness probe (if any) succeeded enough. */
+bool corral__ctr_ready(const corral__ctr_t *c);
+/* Keep a copy of envp as c->env (NULL: free it). */
+void corral__ctr_set_env(corral__ctr_t *c, char *const *envp);
 
 typedef struct corral__pod {
     char *uid, *ns, *name, *node;
@@ -175,7 +276,19 @@ typedef struct corral__pod {
     int sim_util;           /* corral.dev/sim-utilization, or CORRAL__SIM_BUSY */
     int gpu_milli;          /* corral.dev/gpu-milli: a share of one GPU (1-999); 0: whole GPUs */
     bool last_status_final; /* the status before finalizing a deletion was written */
+    corral__podip_t *ip;    /* the pod's own address (process runtime), or NULL: the host's */
+    char *gpu_load;         /* its CORRAL_GPU_LOAD_FILE (simulated GPUs), or NULL */
+    /* the model cache (models.c): corral.dev/model-uri, until its model is local */
+    char *model_uri;      /* the annotation, or NULL */
+    char *model_entry;    /* the cache entry it uses (once asked) */
+    char *model_dir;      /* MODEL_DIR once the model is in the cache */
+    int64_t model_t0_us;  /* when it first asked */
+    bool model_missed;    /* not in the cache when it asked: "fetched" */
+    char model_fetch[48]; /* corral.dev/model-fetch: "hit 0.004s", "fetched 3.214s" */
 } corral__pod_t;
+
+/* The address a pod's status and fieldRefs report: its own, else host_ip. */
+const char *corral__pod_ip(const corral__pod_t *p, const char *host_ip);
 
 /* Kubernetes' restart decision for an exit code under restartPolicy. */
 bool corral__should_restart(const char *policy, int exit_code);
@@ -219,6 +332,10 @@ int corral__gpu_ids_parse(const char *ids, int *out, int max);
 /* The simulated load a pod declares (corral.dev/sim-utilization, clamped to
  * 0-100), or the busy default. */
 int corral__pod_sim_util(const corral_obj_t *o);
+/* A workload's simulated GPU load (CORRAL_GPU_LOAD_FILE: a decimal percent,
+ * clamped to 0-100) when the file was written in the last 10 s; else -1. */
+#define CORRAL__GPU_LOAD_FRESH_US (10 * INT64_C(1000000))
+int corral__gpu_load_read(const char *path, int64_t now_us);
 /* The pod's corral.dev/gpu-milli request (a share of one GPU), or 0. */
 int corral__pod_gpu_milli(const corral_obj_t *o);
 /* The log server's pages for one node: ctx is its corral__telem_t. */
@@ -247,6 +364,10 @@ typedef struct corral__envctx {
     const corral_val_t *pod; /* the pod object (raw) */
     const corral_val_t *ctr; /* the container (raw) */
     const char *host_ip;
+    const char *pod_ip;       /* status.podIP (NULL: host_ip) */
+    const char *bin_dir;      /* put first in PATH (the agent's own directory), or NULL */
+    const char *gpu_load;     /* CORRAL_GPU_LOAD_FILE (simulated GPUs), or NULL */
+    const char *model_dir;    /* MODEL_DIR (the model cache), or NULL */
     const char *gpu_ids;      /* corral.dev/gpu-ids or NULL */
     const char *const *uuids; /* the node's GPU UUIDs by index */
     int ngpu;
@@ -267,11 +388,114 @@ const char *corral__env_get(char *const *envp, const char *name);
  * Returns 0, or CORRAL_EINVAL when the container has no command. */
 int corral__argv_build(corral_arena_t *a, const corral_val_t *ctr, char *const *envp, char ***argv);
 
+/* --- the model cache (modelcache.c, fetch.c) ---------------------------------------------- */
+
+/* Fetch a storage URI into dir (made by the caller, empty): file://, pvc://
+ * (under pvc_root), http(s)://. Stops past max_bytes (CORRAL_ETOOBIG). */
+typedef struct corral__fetch_opts {
+    const char *pvc_root; /* --pvc-root; NULL: pvc:// refused */
+    int64_t max_bytes;
+} corral__fetch_opts_t;
+int corral__fetch(const char *uri, const char *dir, const corral__fetch_opts_t *o, int64_t *bytes,
+                  char *err, size_t errlen);
+/* "file://", "pvc://", "http://", "https://" when uri has a scheme we fetch, else NULL. */
+const char *corral__fetch_scheme(const char *uri);
+/* A cache entry name: [A-Za-z0-9._-], not starting with '.' or '-', no "..". */
+bool corral__mc_safe_name(const char *name);
+/* A relative path with no empty, "." or ".." segment ("" is fine). */
+bool corral__mc_safe_relpath(const char *p);
+/* The part of storage_uri under cache_uri ("" when equal), when it matches
+ * (KServe's rule) and is a safe relative path; else a negative code. */
+int corral__mc_subpath(const char *cache_uri, const char *storage_uri, char *out, size_t len);
+/* Bytes of the regular files under path (links not followed). */
+int64_t corral__du(const char *path);
+
+/* One entry as LRU planning sees it. */
+typedef struct corral__mc_entry {
+    int64_t bytes, used_us;
+    bool in_use, wanted, keep;
+} corral__mc_entry_t;
+/* Which entries to evict (indices into out, oldest first; unwanted ones
+ * first, wanted ones only when allow_wanted; never in_use or keep) so that
+ * their bytes plus need fit in limit (<= 0: no limit). Returns how many,
+ * or -1 when even evicting every candidate is not enough. */
+int corral__mc_plan(const corral__mc_entry_t *e, size_t n, int64_t limit, int64_t need,
+                    bool allow_wanted, size_t *out);
+
+typedef enum corral__mc_state {
+    CORRAL__MC_ABSENT = 0,
+    CORRAL__MC_PENDING,
+    CORRAL__MC_DOWNLOADING,
+    CORRAL__MC_READY,
+    CORRAL__MC_ERROR,
+} corral__mc_state_t;
+
+typedef struct corral__mc_info {
+    char name[254];
+    corral__mc_state_t state;
+    int64_t bytes;
+    bool wanted;
+    char msg[256];
+} corral__mc_info_t;
+
+typedef struct corral__mcache corral__mcache_t;
+/* The cache in dir (made when absent; what a previous run left is taken
+ * back, unfinished downloads removed). reg: where its metrics go, or NULL.
+ * NULL when dir cannot be made. */
+corral__mcache_t *corral__mc_new(const char *dir, const char *pvc_root, corral_metrics_t *reg);
+/* Start the download thread. */
+void corral__mc_start(corral__mcache_t *mc);
+/* Stop the thread (a download in progress finishes first) and free. */
+void corral__mc_free(corral__mcache_t *mc);
+void corral__mc_set_limit(corral__mcache_t *mc, int64_t limit);
+/* The caches the node's groups want (names, URIs, modelSize), replacing the last list. */
+void corral__mc_want(corral__mcache_t *mc, const char *const *names, const char *const *uris,
+                     const int64_t *sizes, size_t n);
+/* A pod needs name (from uri) now: its state (READY: use it; ERROR: msg). */
+corral__mc_state_t corral__mc_request(corral__mcache_t *mc, const char *name, const char *uri,
+                                      char *msg, size_t len);
+/* The entries pods use now (never evicted). */
+void corral__mc_set_in_use(corral__mcache_t *mc, const char *const *names, size_t n);
+/* Bumped on every change of an entry's state. */
+uint64_t corral__mc_version(corral__mcache_t *mc);
+/* A copy of the entries (free *out). */
+size_t corral__mc_list(corral__mcache_t *mc, corral__mc_info_t **out);
+const char *corral__mc_dir(const corral__mcache_t *mc);
+
+#define CORRAL_MODEL_URI_ANN   "corral.dev/model-uri"
+#define CORRAL_MODEL_FETCH_ANN "corral.dev/model-fetch"
+#define CORRAL__MODEL_MOUNT    "/mnt/models" /* where KServe mounts a model; args say it */
+
+/* The agent's side (models.c): LocalModelCaches, groups, its Node. */
+typedef struct corral__models corral__models_t;
+/* NULL when the cache directory cannot be made. */
+corral__models_t *corral__models_new(const char *node, const char *dir, const char *pvc_root,
+                                     corral_metrics_t *reg);
+void corral__models_free(corral__models_t *m);
+/* An informer event of a LocalModelCache, LocalModelNodeGroup or Node: true
+ * when it was one (then it is taken), false for anything else. */
+bool corral__models_event(corral__models_t *m, corral_watch_ev_t *ev);
+/* Every tick: what to keep, what pods use, the LocalModelNode and Node annotation. */
+void corral__models_tick(corral__models_t *m, corral_client_t *c, const corral__podtab_t *pods,
+                         int64_t now_us);
+/* May pod p start as far as its model goes? 0 (model_dir set when it has
+ * one), CORRAL_EAGAIN while it is fetched, another negative code on error
+ * (msg says why; asked again later). */
+int corral__models_pod(corral__models_t *m, corral__pod_t *p, int64_t now_us, char *msg,
+                       size_t len);
+/* Replace the prefix /mnt/models (followed by '/' or the end, at the start
+ * of an argument or after its first '=') with dir, in argv[1..]. */
+void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir);
+
 /* --- the process runtime (proc.c, shim.c, cgroup.c) -------------------------------------- */
 
 typedef struct corral__proc {
     const char *root;
     char *self_exe;
+    char *self_dir; /* the directory of self_exe, first in workloads' PATH */
+    bool sim_gpus;  /* simulated GPUs: pods with GPUs get CORRAL_GPU_LOAD_FILE */
+    pid_t *kids;    /* shims we spawned and have not reaped */
+    size_t nkids, capkids;
     int64_t node_cpu_milli, node_memory;
     const char **uuids; /* the node's GPU UUIDs by index */
     int ngpu;
@@ -307,8 +531,14 @@ void corral__proc_mark_stopped(corral__proc_t *pr, const corral__pod_t *p);
 void corral__proc_purge(corral__proc_t *pr, const char *uid);
 /* Remove a pod's directories (working dir and logs). */
 void corral__proc_cleanup(corral__proc_t *pr, const corral__pod_t *p);
-/* Reap exited shims that are our children. */
-void corral__proc_reap(void);
+/* A spawn attribute for a child of the agent: no signal blocked, every
+ * handler default (the agent blocks SIGTERM/SIGINT), plus flags. */
+void corral__spawnattr_init(posix_spawnattr_t *at, short flags);
+/* Reap exited shims that are our children (only those: the probe workers
+ * wait for their own exec probes). */
+void corral__proc_reap(corral__proc_t *pr);
+/* ROOT/pods/<uid>/.corral/gpu-load (in a). */
+const char *corral__pod_gpu_load_path(corral_arena_t *a, const char *root, const char *uid);
 /* /proc/<pid>/stat start time, 0 when the process does not exist. */
 uint64_t corral__proc_starttime(pid_t pid);
 

@@ -149,9 +149,10 @@ static const char *field_ref(const corral__envctx_t *e, const char *path)
         v = corral_val_get_str(spec, "serviceAccountName");
         return v ? v : "default";
     }
-    if (!strcmp(path, "status.hostIP") || !strcmp(path, "status.podIP") ||
-        !strcmp(path, "status.hostIPs") || !strcmp(path, "status.podIPs"))
+    if (!strcmp(path, "status.hostIP") || !strcmp(path, "status.hostIPs"))
         return e->host_ip;
+    if (!strcmp(path, "status.podIP") || !strcmp(path, "status.podIPs"))
+        return e->pod_ip ? e->pod_ip : e->host_ip;
     return NULL;
 }
 
@@ -364,9 +365,16 @@ int corral__env_build(corral_arena_t *a, const corral__envctx_t *e, char ***envp
     envlist_t l = {.a = a};
     err[0] = '\0';
     const char *pname = corral_val_get_str(corral_val_get(e->pod, "metadata"), "name");
-    env_set(&l, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    const char *sys_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    env_set(&l, "PATH",
+            e->bin_dir && *e->bin_dir ? corral_arena_printf(a, "%s:%s", e->bin_dir, sys_path)
+                                      : sys_path);
     env_set(&l, "HOME", e->home ? e->home : "/");
     env_set(&l, "HOSTNAME", pname ? pname : "");
+    if (e->gpu_load)
+        env_set(&l, "CORRAL_GPU_LOAD_FILE", e->gpu_load);
+    if (e->model_dir)
+        env_set(&l, "MODEL_DIR", e->model_dir);
     int rc = env_from(a, e, &l, err, errlen);
     if (rc)
         return rc;
@@ -434,4 +442,18 @@ int corral__argv_build(corral_arena_t *a, const corral_val_t *ctr, char *const *
     corral_buf_fini(&b);
     *argv = out;
     return 0;
+}
+
+void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir)
+{
+    size_t ml = strlen(CORRAL__MODEL_MOUNT);
+    for (size_t i = 1; dir && argv && argv[i]; i++) {
+        char *eq = strchr(argv[i], '=');
+        const char *at = !strncmp(argv[i], CORRAL__MODEL_MOUNT, ml)        ? argv[i]
+                         : eq && !strncmp(eq + 1, CORRAL__MODEL_MOUNT, ml) ? eq + 1
+                                                                           : NULL;
+        if (!at || (at[ml] != '\0' && at[ml] != '/'))
+            continue;
+        argv[i] = corral_arena_printf(a, "%.*s%s%s", (int)(at - argv[i]), argv[i], dir, at + ml);
+    }
 }

@@ -76,6 +76,11 @@ void corral__proc_init(corral__proc_t *pr, const char *root, const corral_gpu_in
     ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
     buf[n > 0 ? n : 0] = '\0';
     pr->self_exe = corral_strdup(buf);
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    pr->self_dir = corral_strdup(slash ? buf : "");
+    pr->sim_gpus = inv && inv->n > 0 && strcmp(inv->source, "nvml") != 0;
     char why[256] = "";
     pr->cgroups = corral__cgroup_probe(&pr->cgroup_base, why, sizeof(why));
     if (pr->cgroups)
@@ -87,6 +92,8 @@ void corral__proc_init(corral__proc_t *pr, const char *root, const corral_gpu_in
 void corral__proc_fini(corral__proc_t *pr)
 {
     corral_free(pr->self_exe);
+    corral_free(pr->self_dir);
+    corral_free(pr->kids);
     corral_free(pr->uuids);
     corral_free(pr->cgroup_base);
     memset(pr, 0, sizeof(*pr));
@@ -95,6 +102,11 @@ void corral__proc_fini(corral__proc_t *pr)
 const char *corral__pod_dir(corral_arena_t *a, const char *root, const char *uid)
 {
     return corral_arena_printf(a, "%s/pods/%s", root, uid);
+}
+
+const char *corral__pod_gpu_load_path(corral_arena_t *a, const char *root, const char *uid)
+{
+    return corral_arena_printf(a, "%s/pods/%s/.corral/gpu-load", root, uid);
 }
 
 const char *corral__pod_logdir(corral_arena_t *a, const char *root, const corral__pod_t *p)
@@ -236,19 +248,23 @@ static const char *make_cgroup(corral__proc_t *pr, corral_arena_t *a, const corr
     return out;
 }
 
-static int spawn_shim(corral__proc_t *pr, char **argv, char **envp, pid_t *pid)
+void corral__spawnattr_init(posix_spawnattr_t *at, short flags)
 {
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
+    posix_spawnattr_init(at);
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
     sigdelset(&all, SIGKILL);
     sigdelset(&all, SIGSTOP);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at,
-                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(at, &none);
+    posix_spawnattr_setsigdefault(at, &all);
+    posix_spawnattr_setflags(at, (short)(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+}
+
+static int spawn_shim(corral__proc_t *pr, char **argv, char **envp, pid_t *pid)
+{
+    posix_spawnattr_t at;
+    corral__spawnattr_init(&at, POSIX_SPAWN_SETSID);
     int rc = posix_spawn(pid, pr->self_exe, NULL, &at, argv, envp);
     posix_spawnattr_destroy(&at);
     return rc;
@@ -266,6 +282,10 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
     corral__envctx_t e = {.pod = p->ev->obj->raw,
                           .ctr = ctr,
                           .host_ip = "127.0.0.1",
+                          .pod_ip = corral__pod_ip(p, "127.0.0.1"),
+                          .bin_dir = pr->self_dir,
+                          .gpu_load = p->gpu_load,
+                          .model_dir = p->model_dir,
                           .gpu_ids = p->gpu_ids,
                           .uuids = pr->uuids,
                           .ngpu = pr->ngpu,
@@ -287,6 +307,7 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
         rc = CORRAL_EINVAL;
         goto out;
     }
+    corral__argv_model_dir(&a, argv, p->model_dir);
     int n = c->instance + 1;
     const char *wd = corral_val_get_str(ctr, "workingDir");
     const char *ldir =
@@ -320,7 +341,12 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
     for (size_t i = 0; i < na; i++)
         sargv[nf + i] = argv[i];
     pid_t pid = 0;
-    if ((rc = spawn_shim(pr, sargv, envp, &pid)) != 0) {
+    rc = spawn_shim(pr, sargv, envp, &pid);
+    if (rc == 0) {
+        corral_grow((void **)&pr->kids, &pr->capkids, pr->nkids + 1, sizeof(pid_t));
+        pr->kids[pr->nkids++] = pid;
+    }
+    if (rc != 0) {
         c->st = CORRAL__C_WAITING;
         snprintf(c->wreason, sizeof(c->wreason), "RunContainerError");
         snprintf(c->wmsg, sizeof(c->wmsg), "cannot start the shim: %s", strerror(rc));
@@ -338,6 +364,8 @@ int corral__proc_start(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c, i
     c->wreason[0] = c->wmsg[0] = '\0';
     c->term.set = false;
     c->handled = false;
+    c->rs = (corral__probe_state_t){0};
+    corral__ctr_set_env(c, envp);
     snprintf(c->cid, sizeof(c->cid), "corral://%d", (int)pid);
 out:
     corral_arena_fini(&a);
@@ -434,10 +462,15 @@ void corral__proc_signal(corral__proc_t *pr, corral__pod_t *p, corral__ctr_t *c,
         kill(c->shim_pid, SIGTERM); /* the shim forwards it to the workload's group */
 }
 
-void corral__proc_reap(void)
+void corral__proc_reap(corral__proc_t *pr)
 {
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
+    for (size_t i = 0; i < pr->nkids;) {
+        pid_t r = waitpid(pr->kids[i], NULL, WNOHANG);
+        if (r == pr->kids[i] || (r < 0 && errno == ECHILD))
+            pr->kids[i] = pr->kids[--pr->nkids];
+        else
+            i++;
+    }
 }
 
 /* --- adoption and cleanup -------------------------------------------------------------------- */

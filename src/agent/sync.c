@@ -43,6 +43,27 @@ static bool done_ok(const corral__ctr_t *c)
     return c->st == CORRAL__C_TERMINATED && c->term.exit_code == 0;
 }
 
+bool corral__ctr_ready(const corral__ctr_t *c)
+{
+    return c->st == CORRAL__C_RUNNING && (!c->rp || c->rs.ready);
+}
+
+void corral__ctr_set_env(corral__ctr_t *c, char *const *envp)
+{
+    for (size_t i = 0; c->env && c->env[i]; i++)
+        corral_free(c->env[i]);
+    corral_free(c->env);
+    c->env = NULL;
+    if (!envp)
+        return;
+    size_t n = 0;
+    while (envp[n])
+        n++;
+    c->env = corral_calloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        c->env[i] = corral_strdup(envp[i]);
+}
+
 const char *corral__pod_phase(const corral__pod_t *p)
 {
     const char *policy = p->restart_policy ? p->restart_policy : "Always";
@@ -121,7 +142,7 @@ static corral_val_t *ctr_json(corral_arena_t *a, const corral__ctr_t *c)
     const char *cid = c->st == CORRAL__C_RUNNING ? c->cid : c->term.set ? c->term.cid : "";
     if (cid[0])
         corral__jstr(a, m, "containerID", cid);
-    corral__jbool(a, m, "ready", c->st == CORRAL__C_RUNNING);
+    corral__jbool(a, m, "ready", corral__ctr_ready(c));
     corral__jbool(a, m, "started", c->st == CORRAL__C_RUNNING);
     corral__jint(a, m, "restartCount", c->restarts);
     corral_val_t *st = corral__jmap(a, m, "state");
@@ -173,14 +194,17 @@ corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, cons
     cond(a, cs, "ContainersReady", p->cond[1], p->cond_us[1] ? p->cond_us[1] : t0,
          "ContainersNotReady");
     cond(a, cs, "Ready", p->cond[2], p->cond_us[2] ? p->cond_us[2] : t0, "ContainersNotReady");
+    const char *pod_ip = corral__pod_ip(p, host_ip);
     corral__jstr(a, st, "hostIP", host_ip);
-    corral__jstr(a, st, "podIP", host_ip);
+    corral__jstr(a, st, "podIP", pod_ip);
     corral_val_t *ips = corral__jseq(a, st, "podIPs");
     corral_val_t *ip = corral__jmap(a, NULL, NULL);
-    corral__jstr(a, ip, "ip", host_ip);
+    corral__jstr(a, ip, "ip", pod_ip);
     corral_val_push(a, ips, ip);
     corral_val_t *hips = corral__jseq(a, st, "hostIPs");
-    corral_val_push(a, hips, corral_val_copy(a, ip));
+    corral_val_t *hip = corral__jmap(a, NULL, NULL);
+    corral__jstr(a, hip, "ip", host_ip);
+    corral_val_push(a, hips, hip);
     put_time(a, st, "startTime", t0);
     if (p->ninit > 0) {
         corral_val_t *is = corral__jseq(a, st, "initContainerStatuses");
@@ -193,10 +217,14 @@ corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, cons
         corral_val_push(a, css, ctr_json(a, &p->ctrs[i]));
         running = running || p->ctrs[i].st == CORRAL__C_RUNNING;
     }
-    if (p->gpu_ran && !running) { /* ended: the GPU time it used (usage.c) */
+    bool gpu_done = p->gpu_ran && !running; /* ended: the GPU time it used (usage.c) */
+    if (gpu_done || p->model_fetch[0]) {
         corral_val_t *ann = corral__jmap(a, corral__jmap(a, o, "metadata"), "annotations");
-        corral__jstr(a, ann, "corral.dev/gpu-seconds-used",
-                     corral_arena_printf(a, "%.3f", p->gpu_used_s));
+        if (gpu_done)
+            corral__jstr(a, ann, "corral.dev/gpu-seconds-used",
+                         corral_arena_printf(a, "%.3f", p->gpu_used_s));
+        if (p->model_fetch[0])
+            corral__jstr(a, ann, CORRAL_MODEL_FETCH_ANN, p->model_fetch);
     }
     return o;
 }
@@ -204,11 +232,11 @@ corral_val_t *corral__pod_status(corral_arena_t *a, const corral__pod_t *p, cons
 /* Keep the conditions' transition times. */
 static void conditions_update(corral__pod_t *p, int64_t now)
 {
-    bool init = true, ready = p->nctrs > p->ninit;
+    bool init = !p->model_uri || p->model_dir, ready = p->nctrs > p->ninit;
     for (size_t i = 0; i < p->ninit; i++)
         init = init && done_ok(&p->ctrs[i]);
     for (size_t i = p->ninit; i < p->nctrs; i++)
-        ready = ready && p->ctrs[i].st == CORRAL__C_RUNNING;
+        ready = ready && corral__ctr_ready(&p->ctrs[i]);
     bool v[3] = {init, ready, ready};
     for (int i = 0; i < 3; i++) {
         if (p->cond[i] != v[i] || !p->cond_us[i]) {
@@ -218,13 +246,27 @@ static void conditions_update(corral__pod_t *p, int64_t now)
     }
 }
 
+const char *corral__pod_ip(const corral__pod_t *p, const char *host_ip)
+{
+    return p->ip && p->ip->ip[0] ? p->ip->ip : host_ip;
+}
+
 void corral__pod_free(corral__pod_t *p)
 {
     if (!p)
         return;
+    if (p->ip) {
+        corral__podip_release(p->ip);
+        corral_free(p->ip);
+    }
     for (size_t i = 0; i < p->nctrs; i++) {
         corral_free(p->ctrs[i].name);
         corral_free(p->ctrs[i].image);
+        if (p->ctrs[i].rp) {
+            corral__probe_clear(p->ctrs[i].rp);
+            corral_free(p->ctrs[i].rp);
+        }
+        corral__ctr_set_env(&p->ctrs[i], NULL);
     }
     corral_free(p->ctrs);
     corral_watch_ev_free(p->ev);
@@ -235,6 +277,10 @@ void corral__pod_free(corral__pod_t *p)
     corral_free(p->restart_policy);
     corral_free(p->last_status);
     corral_free(p->gpu_ids);
+    corral_free(p->gpu_load);
+    corral_free(p->model_uri);
+    corral_free(p->model_entry);
+    corral_free(p->model_dir);
     corral_free(p);
 }
 
@@ -253,6 +299,16 @@ void corral__pod_containers(corral__pod_t *p, const corral_obj_t *o)
         k->init = init;
         k->idx = (int)(init ? i : i - p->ninit);
         k->instance = -1;
+        const corral_val_t *raw =
+            corral_val_dig(o->raw, init ? "spec.initContainers" : "spec.containers");
+        raw = raw && raw->kind == CORRAL_VAL_SEQ && (size_t)k->idx < raw->n ? raw->items[k->idx]
+                                                                            : NULL;
+        if (!init && corral_val_get(raw, "readinessProbe")) {
+            char err[160];
+            k->rp = corral_malloc(sizeof(*k->rp));
+            if (corral__probe_parse(raw, "readinessProbe", k->rp, err, sizeof(err)) != 0)
+                snprintf(k->rs.msg, sizeof(k->rs.msg), "%s", err); /* never ready */
+        }
     }
     p->restart_policy = corral_strdup(s->restart_policy ? s->restart_policy : "Always");
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "corral/hmap.h"
+#include "corral/metrics.h"
 
 #define BUCKET_US   (5 * INT64_C(1000000)) /* utilization jitter changes every 5 s */
 #define TAU_TEMP_S  30.0
@@ -45,6 +46,7 @@ typedef struct tgpu {
     bool nvlink;
     char *ns, *pod, *ctr; /* holder, NULL when idle */
     int target;           /* simulated load of the holder */
+    bool exact;           /* target is reported by the workload: no jitter */
     double util, util_s;  /* current utilization, its integral (GPU-seconds) */
     double temp, power, energy_mj, nvlink_kib;
     uint64_t xid;
@@ -62,6 +64,7 @@ typedef struct usage {
 
 struct corral__telem {
     pthread_mutex_t mu;
+    corral_metrics_t *extra; /* rendered after ours (not owned) */
     char host[256], driver[32];
     int n;
     bool sim;
@@ -109,6 +112,8 @@ static double util_at(const corral__telem_t *t, const tgpu_t *g, int i, int64_t 
 {
     if (!g->pod || g->target <= 0)
         return 0;
+    if (g->exact)
+        return g->target > 100 ? 100 : g->target;
     int jitter = (int)(mix(t->seed, i, us / BUCKET_US) % 7) - 3;
     int u = g->target + jitter;
     return u < 0 ? 0 : u > 100 ? 100 : u;
@@ -305,8 +310,8 @@ void corral__telem_set_owners(corral__telem_t *t, const corral__gpu_owner_t *own
         tgpu_t *g = &t->g[i];
         const corral__gpu_owner_t *o = i < n ? &owners[i] : NULL;
         const char *pod = o ? o->pod : NULL;
-        if (same(pod, g->pod) &&
-            (!pod || (same(o->ns, g->ns) && same(o->container, g->ctr) && o->util == g->target)))
+        if (same(pod, g->pod) && (!pod || (same(o->ns, g->ns) && same(o->container, g->ctr) &&
+                                           o->util == g->target && o->exact == g->exact)))
             continue;
         owner_clear(g);
         if (pod) {
@@ -314,8 +319,10 @@ void corral__telem_set_owners(corral__telem_t *t, const corral__gpu_owner_t *own
             g->pod = dup_or_null(pod);
             g->ctr = dup_or_null(o->container ? o->container : "");
             g->target = o->util;
+            g->exact = o->exact;
         } else {
             g->target = 0;
+            g->exact = false;
         }
         if (t->sim) {
             g->util = util_at(t, g, i, t->t_us);
@@ -559,6 +566,16 @@ void corral__telem_render_dcgm(corral__telem_t *t, int64_t now_us, corral_buf_t 
                       "/metrics.\n# TYPE corral_agent_metrics_render_seconds_total counter\n"
                       "corral_agent_metrics_render_seconds_total %.6f\n",
                       (unsigned long long)t->scrapes, t->render_s);
+    corral_metrics_t *extra = t->extra;
+    pthread_mutex_unlock(&t->mu);
+    if (extra)
+        corral_metrics_render(extra, out);
+}
+
+void corral__telem_set_extra(corral__telem_t *t, corral_metrics_t *reg)
+{
+    pthread_mutex_lock(&t->mu);
+    t->extra = reg;
     pthread_mutex_unlock(&t->mu);
 }
 

@@ -63,6 +63,7 @@ typedef struct corral__gpu_sample {
 typedef struct corral__gpu_owner {
     const char *ns, *pod, *container;
     int util;
+    bool exact; /* util is the workload's own report (CORRAL_GPU_LOAD_FILE): no jitter */
 } corral__gpu_owner_t;
 
 /* One container's CPU and memory for /metrics/resource. */
@@ -108,6 +109,9 @@ void corral__telem_set_xid_hold(corral__telem_t *t, int hold_s);
 /* Record an XID on GPU i (NVML events do this; tests and simulations too). */
 void corral__telem_xid(corral__telem_t *t, int i, uint64_t xid, int64_t now_us);
 
+/* Render reg too at the end of /metrics (the model cache's series); NULL: none. */
+struct corral_metrics;
+void corral__telem_set_extra(corral__telem_t *t, struct corral_metrics *reg);
 /* Append the DCGM exporter exposition (and corral_agent_* series). */
 void corral__telem_render_dcgm(corral__telem_t *t, int64_t now_us, corral_buf_t *out);
 /* Append kubelet's /metrics/resource exposition (and the accelerator series). */

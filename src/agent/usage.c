@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent_int.h"
@@ -45,6 +46,28 @@ int corral__pod_sim_util(const corral_obj_t *o)
     double d = strtod(v, &end);
     if (end == v || !isfinite(d))
         return CORRAL__SIM_BUSY;
+    return d < 0 ? 0 : d > 100 ? 100 : (int)(d + 0.5);
+}
+
+int corral__gpu_load_read(const char *path, int64_t now_us)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    int64_t mtime_us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+    if (now_us - mtime_us > CORRAL__GPU_LOAD_FRESH_US)
+        return -1;
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return -1;
+    char buf[32];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *end = NULL;
+    double d = strtod(buf, &end);
+    if (end == buf || !isfinite(d) || (*end && !strchr(" \t\r\n", *end)))
+        return -1;
     return d < 0 ? 0 : d > 100 ? 100 : (int)(d + 0.5);
 }
 
@@ -105,17 +128,25 @@ void corral__usage_owners(corral__telem_t *t, const corral__podtab_t *pods, int 
         int k = corral__gpu_ids_parse(p->gpu_ids, ids, CORRAL_GPU_MAX);
         /* A share adds its part of the load (its declared load on its share);
          * the GPU is labelled with its first holder. */
-        int load = p->gpu_milli ? (p->sim_util * p->gpu_milli + 500) / 1000 : p->sim_util;
+        int util = corral__gpu_load_read(p->gpu_load, now_us);
+        bool exact = util >= 0;
+        if (!exact)
+            util = p->sim_util;
+        int load = p->gpu_milli ? (util * p->gpu_milli + 500) / 1000 : util;
         for (int j = 0; j < k; j++) {
             if (ids[j] < 0 || ids[j] >= ngpu)
                 continue;
             corral__gpu_owner_t *w = &owners[ids[j]];
             if (w->pod) {
                 w->util = w->util + load > 100 ? 100 : w->util + load;
+                w->exact = w->exact && exact;
                 continue;
             }
-            *w = (corral__gpu_owner_t){
-                .ns = p->ns, .pod = p->name, .container = gpu_container(p), .util = load};
+            *w = (corral__gpu_owner_t){.ns = p->ns,
+                                       .pod = p->name,
+                                       .container = gpu_container(p),
+                                       .util = load,
+                                       .exact = exact};
         }
     }
     corral__telem_set_owners(t, owners, ngpu, now_us);

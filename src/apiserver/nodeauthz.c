@@ -202,6 +202,25 @@ static bool authorize_lease(const corral_authz_attrs_t *a, const char *node, cha
     return false;
 }
 
+/* The model cache (docs/agent.md): a node reads LocalModelCaches and
+ * LocalModelNodeGroups, and reads and writes its own LocalModelNode. */
+static bool authorize_model_cache(const corral_authz_attrs_t *a, const char *node, char *why,
+                                  size_t len)
+{
+    static const char *const own[] = {"get", "create", "update", "patch", NULL};
+    const char *res = a->resource, *sub = a->subresource;
+    if ((is(res, "localmodelcaches") || is(res, "localmodelnodegroups")) && !*sub)
+        return verb_in(a->verb, READ);
+    if (!is(res, "localmodelnodes") || (*sub && !is(sub, "status")))
+        return false;
+    if (verb_in(a->verb, READ) && !*sub)
+        return true;
+    if (verb_in(a->verb, own) && (is(a->name, node) || (is(a->verb, "create") && !*a->name)))
+        return true;
+    snprintf(why, len, "node '%s' can only write its own LocalModelNode", node);
+    return false;
+}
+
 bool corral__node_authorize(corral__req_t *r, const corral_authz_attrs_t *a, const char *node,
                             char *why, size_t len)
 {
@@ -214,6 +233,8 @@ bool corral__node_authorize(corral__req_t *r, const corral_authz_attrs_t *a, con
         return authorize_lease(a, node, why, len);
     if (is(a->api_group, "events.k8s.io") && is(a->resource, "events"))
         return verb_in(a->verb, (const char *const[]){"create", "update", "patch", NULL});
+    if (is(a->api_group, "serving.kserve.io"))
+        return authorize_model_cache(a, node, why, len);
     return false;
 }
 
@@ -304,23 +325,31 @@ static bool admit_lease(corral__req_t *r, const char *node, const corral_val_t *
     return false;
 }
 
-/* The one annotation a node writes on its pods: the GPU time the pod used,
- * with its final status (the controller's accounting reads it). */
+/* The annotations a node writes on its pods: the GPU time the pod used,
+ * with its final status (the controller's accounting reads it), and how its
+ * model came to the node (the model cache: "hit 0.004s", "fetched 3.2s"). */
 #define GPU_SECONDS_USED "corral.dev/gpu-seconds-used"
+#define MODEL_FETCH      "corral.dev/model-fetch"
 
-/* Does map a hold the same pairs as b, key skip aside? (NULL: empty.) */
-static bool same_except(const corral_val_t *a, const corral_val_t *b, const char *skip)
+static bool skipped(const char *k)
+{
+    return is(k, GPU_SECONDS_USED) || is(k, MODEL_FETCH);
+}
+
+/* Does map a hold the same pairs as b, the node's own annotations aside?
+ * (NULL: empty.) */
+static bool same_except(const corral_val_t *a, const corral_val_t *b)
 {
     size_t na = 0, nb = 0;
     for (size_t i = 0; a && a->kind == CORRAL_VAL_MAP && i < a->n; i++) {
-        if (is(a->pairs[i].key->s, skip))
+        if (skipped(a->pairs[i].key->s))
             continue;
         na++;
         if (!corral_val_equal(a->pairs[i].val, corral_val_get(b, a->pairs[i].key->s)))
             return false;
     }
     for (size_t i = 0; b && b->kind == CORRAL_VAL_MAP && i < b->n; i++)
-        nb += !is(b->pairs[i].key->s, skip);
+        nb += !skipped(b->pairs[i].key->s);
     return na == nb;
 }
 
@@ -360,9 +389,10 @@ static bool admit_pod_write(corral__req_t *r, const char *node, const corral_val
         return false;
     }
     if (!same_except(corral_val_dig(obj, "metadata.annotations"),
-                     corral_val_dig(cur, "metadata.annotations"), GPU_SECONDS_USED)) {
+                     corral_val_dig(cur, "metadata.annotations"))) {
         refuse(r, name,
-               "node \"%s\" can change only the " GPU_SECONDS_USED " annotation through pod status",
+               "node \"%s\" can change only the " GPU_SECONDS_USED " and " MODEL_FETCH
+               " annotations through pod status",
                node);
         return false;
     }
@@ -383,6 +413,13 @@ bool corral__admit_node(corral__req_t *r, const corral_val_t *obj, const corral_
         return admit_pod_write(r, node, obj, cur);
     case CORRAL_KIND_LEASE:
         return admit_lease(r, node, obj);
+    case CORRAL_KIND_LOCALMODELNODE: {
+        const char *name = obj ? corral__meta_str(obj, "name") : r->name;
+        if (is(name, node))
+            return true;
+        refuse(r, name, "node \"%s\" can only write its own LocalModelNode", node);
+        return false;
+    }
     default:
         return true;
     }

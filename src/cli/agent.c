@@ -32,6 +32,8 @@ static void agent_usage(FILE *fp)
             "      --metrics-listen ADDR   /metrics also here (default :9400, the DCGM\n"
             "                              exporter's port; \"off\" or \"\": none)\n"
             "      --gpu-xid-hold-seconds N   an XID keeps the node GPUHealthy=False (300)\n"
+            "      --model-cache-dir DIR   the model cache (default ROOT/models)\n"
+            "      --pvc-root DIR          pvc://NAME/path models are read from DIR/NAME/path\n"
             "      --lease-duration-seconds N   (default 40)\n"
             "      --heartbeat-seconds N   Lease renewal period (default 10)\n"
             "      --status-every N        heartbeats between Node status updates (default 5)\n"
@@ -67,7 +69,61 @@ enum {
     OPT_KUBECONFIG,
     OPT_METRICS_LISTEN,
     OPT_XID_HOLD,
+    OPT_MODEL_CACHE_DIR,
+    OPT_PVC_ROOT,
 };
+
+/* The options that only keep their argument: true when c was one. */
+static bool string_opt(int c, corral_agent_opts_t *o, corral_client_flags_t *f)
+{
+    const char **dst = NULL;
+    switch (c) {
+    case OPT_NODE:
+        dst = &o->node_name;
+        break;
+    case OPT_GPUS:
+        dst = &o->gpus;
+        break;
+    case OPT_RUNTIME:
+        dst = &o->runtime;
+        break;
+    case OPT_ROOT:
+        dst = &o->root;
+        break;
+    case OPT_MODEL_CACHE_DIR:
+        dst = &o->model_cache_dir;
+        break;
+    case OPT_PVC_ROOT:
+        dst = &o->pvc_root;
+        break;
+    case OPT_LISTEN:
+        dst = &o->listen;
+        break;
+    case OPT_METRICS_LISTEN:
+        dst = &o->metrics_listen;
+        break;
+    case OPT_PREFIX:
+        dst = &o->prefix;
+        break;
+    case OPT_TOKFILE:
+        dst = &o->token_file;
+        break;
+    case OPT_TOKEN:
+        dst = &f->token;
+        break;
+    case OPT_KUBECONFIG:
+        dst = &f->kubeconfig;
+        break;
+    case 's':
+    case OPT_SERVER:
+        dst = &f->server;
+        break;
+    default:
+        return false;
+    }
+    *dst = optarg;
+    return true;
+}
 
 static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_flags_t *f,
                  bool *print)
@@ -80,6 +136,8 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
         {"gpu-xid-hold-seconds", required_argument, NULL, OPT_XID_HOLD},
+        {"model-cache-dir", required_argument, NULL, OPT_MODEL_CACHE_DIR},
+        {"pvc-root", required_argument, NULL, OPT_PVC_ROOT},
         {"lease-duration-seconds", required_argument, NULL, OPT_LEASE},
         {"heartbeat-seconds", required_argument, NULL, OPT_HB},
         {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
@@ -102,24 +160,6 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
     while ((c = getopt_long(argc, argv, "hs:", opts, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case OPT_NODE:
-            o->node_name = optarg;
-            break;
-        case OPT_GPUS:
-            o->gpus = optarg;
-            break;
-        case OPT_RUNTIME:
-            o->runtime = optarg;
-            break;
-        case OPT_ROOT:
-            o->root = optarg;
-            break;
-        case OPT_LISTEN:
-            o->listen = optarg;
-            break;
-        case OPT_METRICS_LISTEN:
-            o->metrics_listen = optarg;
-            break;
         case OPT_XID_HOLD:
             ok = corral__flag_int("agent", "gpu-xid-hold-seconds", optarg, 0, INT32_MAX, &v) &&
                  ((o->xid_hold_s = (int)v) || true);
@@ -146,12 +186,6 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             ok = corral__flag_int("agent", "hollow-nodes", optarg, 1, INT32_MAX, &v) &&
                  (o->hollow_n = (int)v);
             break;
-        case OPT_PREFIX:
-            o->prefix = optarg;
-            break;
-        case OPT_TOKFILE:
-            o->token_file = optarg;
-            break;
         case OPT_BACKOFF:
             ok = corral__flag_int("agent", "restart-backoff-ms", optarg, 1, INT32_MAX, &v) &&
                  (o->backoff_ms = v);
@@ -164,20 +198,12 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
             ok = corral__flag_int("agent", "writers", optarg, 1, INT32_MAX, &v) &&
                  (o->writers = (int)v);
             break;
-        case 's':
-        case OPT_SERVER:
-            f->server = optarg;
-            break;
-        case OPT_TOKEN:
-            f->token = optarg;
-            break;
-        case OPT_KUBECONFIG:
-            f->kubeconfig = optarg;
-            break;
         case 'h':
             agent_usage(stdout);
             return -1;
         default:
+            if (string_opt(c, o, f))
+                break;
             agent_usage(stderr);
             return CORRAL_EXIT_INVALID;
         }

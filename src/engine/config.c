@@ -16,7 +16,8 @@ void corral_sched_config_default(corral_sched_config_t *c)
     c->w_pack = 1;
     c->w_topology = 1;
     c->w_frag = 1;
-    c->w_cpu = 0; /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
+    c->w_model_cache = 50; /* half of the strongest preferred affinity term */
+    c->w_cpu = 0;          /* measured: packing cpu and memory strands GPUs (docs/efficiency.md) */
     c->tune.frag_div = 1000; /* FGD's own; cross-validated, docs/decisions.md */
     /* Cross-validated (docs/efficiency.md): leaving whole-GPU pods unpacked
      * gains 1.3-1.5 points on held-out share-heavy lists but loses 0.13 on
@@ -97,6 +98,8 @@ int corral_sched_config_apply(corral_sched_config_t *c, const corral_schedconf_t
     set_flag(&c->w_pack, s->packing);
     set_flag(&c->w_topology, s->topology);
     set_flag(&c->w_cpu, s->cpu_memory);
+    if (s->model_cache.set)
+        c->w_model_cache = s->model_cache.v;
     c->fair_half_life_ns = half_life;
     c->fair_usage_weight = weight;
     return 0;

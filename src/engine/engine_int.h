@@ -126,7 +126,8 @@ typedef struct enode {
         double after;
     } frag_memo[4];
     uint8_t nfrag_memo, frag_memo_next;
-    corral_arena_t *arena; /* labels, taints, topology */
+    corral_arena_t *arena;    /* labels, taints, topology, model caches */
+    const char *model_caches; /* corral.dev/model-caches, or NULL */
     corral_kv_t *labels;
     size_t nlabels;
     corral_taint_t *taints;
@@ -158,6 +159,8 @@ typedef struct enode {
  * for k up to GPU_PICK_MAX (callers asking for more use corral__pick_gpus
  * and corral__set_quality, the same functions uncached). */
 const struct gpu_pick *corral__gpu_pick(enode_t *n, uint64_t free, int k);
+/* Does the node's corral.dev/model-caches list cache (NULL: no)? */
+bool corral__holds_model(const enode_t *n, const char *cache);
 
 /* FOREIGN: pending, but for another scheduler (spec.schedulerName): it exists
  * and is never placed by Corral. GONE: a terminating pod taken off its node
@@ -173,6 +176,7 @@ typedef struct epod {
     uint32_t group;
     uint32_t prof;
     char *pc_name;
+    char *model_cache; /* corral.dev/model-cache (the LocalModelCache it wants), or NULL */
     corral_opt_i32_t spec_priority;
     int32_t priority; /* resolved at cycle start */
     rvec_t req;

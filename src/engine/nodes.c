@@ -103,6 +103,8 @@ int corral__upsert_node(corral_engine_t *e, const corral_obj_t *o, corral_diag_t
         n->taints[i].effect = corral_arena_strdup(n->arena, t->effect ? t->effect : "");
     }
     n->unschedulable = src->unschedulable;
+    const char *mcs = corral_strmap_get(&o->meta.annotations, CORRAL_MODEL_CACHES_ANNOTATION);
+    n->model_caches = mcs && *mcs ? corral_arena_strdup(n->arena, mcs) : NULL;
     const char *beyond = corral__to_rvec(e, &src->allocatable, &n->alloc, NULL);
     if (beyond)
         corral__res_beyond(e, o, diag, CORRAL_SEV_WARNING, beyond,

@@ -240,6 +240,8 @@ int corral__upsert_pod(corral_engine_t *e, const corral_obj_t *o, int64_t now, c
     p->pc_name =
         src->spec.priority_class_name ? corral_strdup(src->spec.priority_class_name) : NULL;
     p->spec_priority = src->spec.priority;
+    const char *mc = corral_strmap_get(&o->meta.annotations, CORRAL_MODEL_CACHE_ANNOTATION);
+    p->model_cache = mc && *mc ? corral_strdup(mc) : NULL;
     p->node = NONE;
     p->nom_node = NONE;
     p->held_nom_node = NONE;

@@ -120,12 +120,30 @@ static int64_t cpu_per_free_gpu(const epod_t *p, const enode_t *n, uint64_t take
     return idle > 0 ? cpu * 1000 / idle : cpu * 1000;
 }
 
+bool corral__holds_model(const enode_t *n, const char *cache)
+{
+    if (!cache || !n->model_caches)
+        return false;
+    size_t len = strlen(cache);
+    for (const char *s = n->model_caches; *s;) {
+        while (*s == ',' || *s == ' ')
+            s++;
+        size_t k = strcspn(s, ", ");
+        if (k == len && !strncmp(s, cache, len))
+            return true;
+        s += k;
+    }
+    return false;
+}
+
 static void score_corral(corral_engine_t *e, const epod_t *p, enode_t *n, uint64_t *mask,
                          int64_t *k)
 {
     const corral_sched_config_t *c = &e->cfg;
     const corral_score_tune_t *t = &c->tune;
     k[0] = c->w_prefer ? corral__prefer_score(&e->pd.profs.items[p->prof], n) : 0;
+    if (c->w_model_cache && corral__holds_model(n, p->model_cache))
+        k[0] += c->w_model_cache;
     int64_t step = c->w_frag && e->fr.nshapes ? frag_gain(e, p, n, mask) : 0;
     /* A pod that may use any GPU model leaves the models others need. */
     int64_t pressure = 0;

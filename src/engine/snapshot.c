@@ -69,6 +69,7 @@ void corral__free_pod(epod_t *p)
     corral_free(p->name);
     corral_free(p->key);
     corral_free(p->pc_name);
+    corral_free(p->model_cache);
     memset(p, 0, sizeof(*p));
 }
 

@@ -109,12 +109,23 @@ static void dec_seed(corral__dec_t *d, const corral_val_t *v, void *out)
         corral__dec_err(d, v, "must be 0 or more, got %lld", (long long)o->v);
 }
 
+/* scoring.modelCache: 0 (off) to 100, a preferred affinity term's scale. */
+static void dec_weight(corral__dec_t *d, const corral_val_t *v, void *out)
+{
+    corral_opt_i32_t *o = out;
+    size_t before = d->errors;
+    corral__dec_opt_i32(d, v, o);
+    if (d->errors == before && o->set && (o->v < 0 || o->v > 100))
+        corral__dec_err(d, v, "must be from 0 to 100, got %d", o->v);
+}
+
 static const corral__field_t scoring_fields[] = {
     CORRAL__F("preferences", dec_opt_bool, corral_schedconf_t, preferences),
     CORRAL__F("fragmentation", dec_opt_bool, corral_schedconf_t, fragmentation),
     CORRAL__F("packing", dec_opt_bool, corral_schedconf_t, packing),
     CORRAL__F("topology", dec_opt_bool, corral_schedconf_t, topology),
     CORRAL__F("cpuMemory", dec_opt_bool, corral_schedconf_t, cpu_memory),
+    CORRAL__F("modelCache", dec_weight, corral_schedconf_t, model_cache),
 };
 
 static void dec_scoring(corral__dec_t *d, const corral_val_t *v, void *out)

@@ -548,6 +548,8 @@ static const corral_schema_field_t scoring_f[] = {
     BOOL("packing", "Score for packing pods onto busy nodes."),
     BOOL("topology", "Score by network topology."),
     BOOL("cpuMemory", "Score by CPU and memory fit."),
+    I32("modelCache", "Weight (0-100, default 50) of a node holding the pod's model "
+                      "(corral.dev/model-caches lists its corral.dev/model-cache)."),
 };
 MSGDEF(scoring, DEV "SchedulerScoring", "Which scores the scheduler uses.");
 

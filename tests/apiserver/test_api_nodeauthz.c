@@ -146,6 +146,28 @@ Test(nodeauthz, own_lease_only)
     ok("n1-token", 200, "DELETE", LEASES "/n1", NULL, NULL);
 }
 
+/* The model cache: a node reads caches and groups, writes its own LocalModelNode only. */
+Test(nodeauthz, own_local_model_node_only)
+{
+#define LMN "/apis/serving.kserve.io/v1alpha1/localmodelnodes"
+    static const char own[] = "{\"apiVersion\":\"serving.kserve.io/v1alpha1\","
+                              "\"kind\":\"LocalModelNode\",\"metadata\":{\"name\":\"n1\"},"
+                              "\"spec\":{\"localModels\":[]}}";
+    ok("n1-token", 201, "POST", LMN, NULL, own);
+    ok("n1-token", 200, "PATCH", LMN "/n1/status", MERGE,
+       "{\"status\":{\"modelStatus\":{\"m\":\"ModelDownloaded\"}}}");
+    ok("n1-token", 200, "GET", LMN, NULL, NULL);
+    ok("n1-token", 200, "GET", "/apis/serving.kserve.io/v1alpha1/localmodelcaches", NULL, NULL);
+    ok("n1-token", 200, "GET", "/apis/serving.kserve.io/v1alpha1/localmodelnodegroups", NULL, NULL);
+    denied("n2-token", "PATCH", LMN "/n1/status", MERGE, "{}",
+           "can only write its own LocalModelNode");
+    denied("n2-token", "POST", LMN, NULL, own, "can only write its own LocalModelNode");
+    denied("n1-token", "DELETE", LMN "/n1", NULL, NULL, "");
+    denied("n1-token", "POST", "/apis/serving.kserve.io/v1alpha1/localmodelcaches", NULL,
+           "{\"metadata\":{\"name\":\"x\"}}", "");
+#undef LMN
+}
+
 Test(nodeauthz, pods_bound_to_the_node)
 {
     ok("n1-token", 200, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1", NULL, NULL);
@@ -172,7 +194,10 @@ Test(nodeauthz, pods_bound_to_the_node)
     api_free(&r);
     denied("n1-token", "PATCH", "/api/v1/namespaces/default/pods/p1/status", MERGE,
            "{\"metadata\":{\"annotations\":{\"corral.dev/gpu-ids\":\"0,1,2\"}}}",
-           "node \"n1\" can change only the corral.dev/gpu-seconds-used annotation");
+           "node \"n1\" can change only the corral.dev/gpu-seconds-used and "
+           "corral.dev/model-fetch annotations");
+    ok("n1-token", 200, "PATCH", "/api/v1/namespaces/default/pods/p1/status", MERGE,
+       "{\"metadata\":{\"annotations\":{\"corral.dev/model-fetch\":\"hit 0.004s\"}}}");
     denied("n1-token", "PATCH", "/api/v1/namespaces/default/pods/p1", MERGE,
            "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", "cannot patch resource \"pods\"");
     denied("n1-token", "DELETE", "/api/v1/namespaces/default/pods/p2", NULL, NULL,
