@@ -211,7 +211,7 @@ until_ok "$W" rolled_back || fail "rollback traffic: $(traffic)"
 read -r lost r1 r2 <<<"$(revision_counts 100)"
 [ "$lost/$r1/$r2" = "0/100/0" ] || fail "after the rollback: lost $lost, rev1 $r1, rev2 $r2"
 
-service 10 20 | C apply -f - >/dev/null || fail "apply the promotion"
+service 10 20 100 | C apply -f - >/dev/null || fail "apply the promotion"
 promoted() { [ "$(traffic)" = "llm-predictor-00002=100" ]; }
 until_ok "$W" promoted || fail "promotion traffic: $(traffic)"
 read -r lost r1 r2 <<<"$(revision_counts 100)"
