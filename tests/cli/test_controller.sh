@@ -93,7 +93,7 @@ RENEW_PID=$!
 expect_call 201 POST /apis/scheduling.volcano.sh/v1beta1/queues \
     '{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q1"},"spec":{"weight":1}}'
 
-"$CORRAL" controller --server "$API" --node-monitor-grace-period 2s --node-monitor-period 200ms \
+"$CORRAL" controller --server "$API" --metrics-listen off --node-monitor-grace-period 2s --node-monitor-period 200ms \
     --status-period 100ms --default-toleration-seconds 300 2>"$TMP/ctl.log" &
 CTL_PID=$!
 
