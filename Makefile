@@ -146,18 +146,48 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(B)/libcorral.a | deps-bench
 SUITES := lint unit cli scenarios unit-san scenarios-san cli-san fuzz
 M := $(MAKE) --no-print-directory
 
+# After the plain build the suites run three at a time (make -j3 below):
+# the CLI scripts, which mostly wait on the servers they start (several at a
+# time, tools/run-scripts.sh), beside two that keep a CPU busy, niced so that
+# they fill the time the scripts wait and yield the CPU to the scripts'
+# servers when they need it. A suite starts in the order test-suites lists
+# it, once what it needs is done; each suite's output is printed whole when
+# it ends (-Oline). A new suite: a test-NAME target here, NAME in SUITES.
+# docs/decisions.md, "make test: suites side by side".
 test: deps-test
 	@rm -rf build/test-results && mkdir -p build/test-results
-	@$(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
 	@$(M) all build/tests/unit
-	@$(M) unit || true
-	@$(M) cli-tests || true
-	@$(M) scenarios || true
-	@$(M) SAN=address,undefined CC=clang unit-san || true
-	@$(M) SAN=address,undefined CC=clang scenarios-san || true
-	@$(M) SAN=address,undefined CC=clang cli-san || true
-	@$(M) CC=clang fuzz-replay || true
+	@$(M) -j3 -Oline test-suites
 	@tools/test-summary.sh build/test-results $(SUITES)
+
+.PHONY: test-suites test-cli test-san-build test-cli-san test-lint test-unit test-scenarios \
+        test-unit-san test-scenarios-san test-fuzz
+NICE := nice -n 10
+SANM := $(M) SAN=address,undefined CC=clang
+test-suites: test-cli test-san-build test-cli-san test-lint test-unit test-scenarios \
+             test-unit-san test-scenarios-san test-fuzz
+test-cli:
+	@$(M) cli-tests || true
+# (not niced: the sanitized CLI scripts wait for it once the plain ones end)
+test-san-build:
+	@$(SANM) build/san/corral build/san/tests/unit || true
+test-cli-san: test-san-build | test-cli
+	@$(SANM) cli-san || true
+test-lint:
+	@$(NICE) $(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
+test-unit:
+	@$(NICE) $(M) unit || true
+test-scenarios:
+	@$(NICE) $(M) scenarios || true
+test-unit-san: test-san-build
+	@$(NICE) $(SANM) unit-san || true
+test-scenarios-san: test-san-build
+	@$(NICE) $(SANM) scenarios-san || true
+# (FUZZ=1 here too: a plain make with CC=clang would rewrite build/.cflags,
+# and the plain suites running beside it would rebuild build/ under the CLI
+# scripts)
+test-fuzz:
+	@$(NICE) $(M) FUZZ=1 CC=clang fuzz-replay || true
 
 unit: build/tests/unit
 	@tools/run-criterion.sh build/tests/unit build/test-results/unit
@@ -178,8 +208,12 @@ scenarios: build/corral
 # (agent metrics, the node proxy, the API server's and the scheduler's
 # /metrics, the dashboard's API calls) runs under the sanitizers in
 # test_agent_metrics, test_top, test_usage and test_e2e, and the two cost a
-# minute and a half of the 20 that `make test` may take.
-CLI_SAN_SKIP := tests/cli/test_valgrind% tests/cli/test_prometheus.sh tests/cli/test_ui.sh
+# minute and a half of the 20 that `make test` may take. The inference
+# end-to-end test runs once too: its parts (controller, autoscaler, router,
+# agent serving, stand-in) run under the sanitizers in test_isvc,
+# test_router, test_agent_serving and test_standin.
+CLI_SAN_SKIP := tests/cli/test_valgrind% tests/cli/test_prometheus.sh tests/cli/test_ui.sh \
+                tests/cli/test_inference.sh
 cli-san: $(B)/corral
 	@CORRAL=$(B)/corral ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  tools/run-scripts.sh build/test-results/cli-san $(filter-out $(CLI_SAN_SKIP),$(wildcard tests/cli/test_*.sh))

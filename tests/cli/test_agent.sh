@@ -30,6 +30,7 @@ trap cleanup EXIT
 start_server "$TMP/data"
 start_agent() {
     "$CORRAL" agent --server "$API" --node-name n1 --gpus sim:h100-sxm-8 --root "$TMP/root" \
+        --metrics-listen off \
         --heartbeat-seconds 1 --status-every 1 --lease-duration-seconds 5 \
         --restart-backoff-ms 100 --restart-backoff-max-ms 400 "$@" 2>>"$TMP/agent.log" &
     AGENT_PID=$!
@@ -198,6 +199,7 @@ grep -q "shutting down" "$TMP/agent.log" || fail "no clean shutdown"
 
 # --- hollow nodes ----------------------------------------------------------------------------
 "$CORRAL" agent --server "$API" --hollow-nodes 50 --node-prefix hollow- --heartbeat-seconds 1 \
+    --metrics-listen off \
     --status-every 2 2>>"$TMP/hollow.log" &
 AGENT_PID=$!
 until_eq "/api/v1/nodes" 'len([n for n in d["items"] if n["metadata"]["name"].startswith("hollow-")])' 50

@@ -43,7 +43,7 @@ until_in() {
     fail "$1 never contained $2: $(get "$1" | head -c 400)"
 }
 
-"$CORRAL" agent --server "$API" --token n1tok --node-name n1 --gpus sim:h100-sxm-8 \
+"$CORRAL" agent --server "$API" --metrics-listen off --token n1tok --node-name n1 --gpus sim:h100-sxm-8 \
     --root "$TMP/root" --heartbeat-seconds 1 --status-every 1 2>"$TMP/agent.log" &
 AGENT_PID=$!
 until_in /api/v1/nodes/n1 '"nvidia.com/gpu":"8"'
@@ -61,7 +61,7 @@ until_in /api/v1/namespaces/default/pods/p1 '"code":404'
 stop_agent
 
 # Another node's token cannot register n1.
-"$CORRAL" agent --server "$API" --token n2tok --node-name n1 --gpus none --root "$TMP/root2" \
+"$CORRAL" agent --server "$API" --metrics-listen off --token n2tok --node-name n1 --gpus none --root "$TMP/root2" \
     --heartbeat-seconds 1 2>"$TMP/agent2.log" &
 AGENT_PID=$!
 for _ in $(seq 1 100); do grep -q forbidden "$TMP/agent2.log" && break; sleep 0.1; done
@@ -71,7 +71,7 @@ stop_agent
 
 # Hollow nodes, each with its own token.
 printf 'hollow-0,h0tok\nhollow-1,h1tok\n' >"$TMP/hollow-tokens"
-"$CORRAL" agent --server "$API" --token admintok --hollow-nodes 2 --token-file "$TMP/hollow-tokens" \
+"$CORRAL" agent --server "$API" --metrics-listen off --token admintok --hollow-nodes 2 --token-file "$TMP/hollow-tokens" \
     --heartbeat-seconds 1 2>"$TMP/hollow.log" &
 AGENT_PID=$!
 until_in /api/v1/nodes/hollow-1 '"type":"Ready","status":"True"'

@@ -11,7 +11,10 @@ UP_WAIT=${UP_WAIT:-30}
 UP_PID=""
 D=$TMP/d
 cleanup() {
-    [ -n "$UP_PID" ] && kill -INT "$UP_PID" 2>/dev/null && sleep 2 && kill -KILL "$UP_PID" 2>/dev/null
+    if [ -n "$UP_PID" ] && kill -INT "$UP_PID" 2>/dev/null; then
+        for _ in $(seq 1 20); do kill -0 "$UP_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$UP_PID" 2>/dev/null
+    fi
     rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -33,7 +33,10 @@ for id in $(seq 1 12); do
     writer "$id" &
     writers+=($!)
 done
+# At least 1.5 s of writes and more than 20 acknowledged (a loaded machine,
+# other scripts running beside this one, may need longer for them).
 sleep 1.5
+until_ok 30 sh -c "[ \$(cat $TMP/acked.* | wc -l) -gt 20 ]"
 kill -9 "$SERVER_PID"
 wait "$SERVER_PID" 2>/dev/null
 SERVER_PID=""

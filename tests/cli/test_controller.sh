@@ -77,7 +77,7 @@ expect_exit 2 "$CORRAL" controller --autoscaler-stable-window 2h
 expect_out "from 1s to 1h0m0s"
 
 # A router that is not there: the autoscaler logs it (once) and keeps going.
-"$CORRAL" controller --server "$API" --node-monitor-grace-period 2s --node-monitor-period 200ms \
+"$CORRAL" controller --server "$API" --metrics-listen off --node-monitor-grace-period 2s --node-monitor-period 200ms \
     --status-period 100ms --default-toleration-seconds 300 \
     --router-metrics "127.0.0.1:$(free_port)" --autoscaler-tick 100ms 2>"$TMP/ctl.log" &
 CTL_PID=$!

@@ -254,7 +254,7 @@ first=$(jpn)
 [ -n "$first" ] || fail "no scheduler lease holder"
 "$CORRAL" scheduler --kubeconfig "$D/kubeconfigs/scheduler.kubeconfig" \
     --scheduler-name corral,volcano,default-scheduler --lease-duration 3s --renew-deadline 2s \
-    --retry-period 500ms >"$TMP/sched2.log" 2>&1 &
+    --retry-period 500ms --metrics-listen off >"$TMP/sched2.log" 2>&1 &
 SCHED2_PID=$!
 sleep 1
 old=$(comp_pids "scheduler --kubeconfig")

@@ -56,7 +56,7 @@ for e in json.load(sys.stdin)['items']:
 sched() { # sched LOG [flags...]: start a scheduler in the background
     local log=$1
     shift
-    "$CORRAL" scheduler --server "$API" --retry-period 200ms "$@" 2>"$TMP/$log" &
+    "$CORRAL" scheduler --server "$API" --retry-period 200ms --metrics-listen off "$@" 2>"$TMP/$log" &
     SCHED_PIDS="$SCHED_PIDS $!"
     LAST_PID=$!
 }
