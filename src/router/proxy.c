@@ -1011,9 +1011,9 @@ static void client_update(corral_router_t *r, corral__cconn_t *c)
 {
     uint32_t m = 0;
     bool room = c->in_len < c->in_cap || c->in_off > 0 || c->in_cap < IN_MAX;
-    if (!c->eof) {
+    if (!c->eof && room) { /* (full: the FIN is seen once there is room again) */
         m = EPOLLRDHUP;
-        if (room && c->state != C_CLOSING && out_pending(c) < OUT_HIGH)
+        if (c->state != C_CLOSING && out_pending(c) < OUT_HIGH)
             m |= EPOLLIN;
     }
     if (out_pending(c))
@@ -1111,6 +1111,10 @@ static void client_read(corral_router_t *r, corral__cconn_t *c)
         c->in_len += (size_t)n;
     } else if (n == 0) {
         c->eof = true;
+        if (c->state == C_QUEUED) { /* gone while waiting: never sent on (499) */
+            cconn_close(r, c);
+            return;
+        }
         if (c->state == C_HEAD && c->in_off == c->in_len) {
             cconn_close(r, c);
             return;
@@ -1126,13 +1130,15 @@ static void client_read(corral_router_t *r, corral__cconn_t *c)
 
 static void backend_update(corral_router_t *r, corral__bconn_t *b)
 {
-    uint32_t m = EPOLLRDHUP;
+    uint32_t m = 0;
     if (b->state == B_CONNECTING || b->state == B_PROBE) {
         m = EPOLLOUT;
     } else {
         corral__cconn_t *c = b->c;
+        /* paused while the client's output is over the mark: not even the
+         * FIN, which would wake the loop for every pass and read on */
         if (!c || out_pending(c) < OUT_HIGH)
-            m |= EPOLLIN;
+            m |= EPOLLIN | EPOLLRDHUP;
         if (b->out.len > b->out_off)
             m |= EPOLLOUT;
     }
@@ -1565,6 +1571,10 @@ static void take_table(corral_router_t *r)
     for (size_t i = 0; i < r->npods; i++)
         if (r->pods[i]->gen != gen)
             r->pods[i]->probed_ok = false;
+    /* the new table first: a failed request's pipelined successor is
+     * routed on it */
+    corral__rt_table_t *old = r->table;
+    r->table = t;
     for (size_t i = 0; i < r->nrevs; i++) {
         corral__rev_st_t *rs = r->revs[i];
         if (rs->gen != gen) {
@@ -1577,8 +1587,7 @@ static void take_table(corral_router_t *r)
             }
         }
     }
-    corral__rt_free(r->table);
-    r->table = t;
+    corral__rt_free(old);
     for (size_t i = 0; i < r->nrevs; i++)
         if (r->revs[i]->qhead)
             drain(r, r->revs[i]);
@@ -1706,6 +1715,11 @@ int corral__router_loop(corral_router_t *r)
                     continue;
                 if (b->state == B_CONNECTING || b->state == B_PROBE) {
                     backend_connected(r, b);
+                    continue;
+                }
+                if ((ev & (EPOLLIN | EPOLLRDHUP)) && !(ev & (EPOLLERR | EPOLLHUP)) && b->c &&
+                    out_pending(b->c) >= OUT_HIGH) {
+                    backend_update(r, b); /* the client is behind: read later */
                     continue;
                 }
                 if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {

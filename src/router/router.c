@@ -128,9 +128,14 @@ static void collect(corral_metrics_t *m, void *arg)
     corral_router_t *r = arg;
     int64_t now = corral__now_ns();
     pthread_mutex_lock(&r->smu);
-    corral_metric_refill_begin(r->m_inflight);
-    corral_metric_refill_begin(r->m_queued);
-    corral_metric_refill_begin(r->m_pod_inflight);
+    /* every per-revision family is a snapshot of the revisions the router
+     * still holds: a revision gone from the traffic lists leaves the page
+     * (the duration histogram excepted: the registry bounds its series) */
+    corral_metric_t *snap[] = {r->m_arrivals, r->m_conc,     r->m_inflight,
+                               r->m_queued,   r->m_retries,  r->m_overflows,
+                               r->m_timeouts, r->m_requests, r->m_pod_inflight};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(snap); i++)
+        corral_metric_refill_begin(snap[i]);
     for (size_t i = 0; i < r->nrevs; i++) {
         const corral__rev_st_t *rs = r->revs[i];
         const char *lv[] = {rs->ns, rs->svc, rs->rev, NULL};
@@ -162,9 +167,8 @@ static void collect(corral_metrics_t *m, void *arg)
     }
     corral_metric_set(r->m_conns, NULL, (double)r->nconns);
     pthread_mutex_unlock(&r->smu);
-    corral_metric_refill_end(r->m_inflight);
-    corral_metric_refill_end(r->m_queued);
-    corral_metric_refill_end(r->m_pod_inflight);
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(snap); i++)
+        corral_metric_refill_end(snap[i]);
 }
 
 static void metrics_init(corral_router_t *r)

@@ -64,7 +64,9 @@ corral__rt_table_t *corral__rt_build(const corral_obj_t *const *isvcs, size_t ni
     /* revisions by "NS/revision" -> (svc << 16 | rev), to place pods */
     corral_hmap_t revs;
     corral_hmap_init(&revs);
-    for (size_t i = 0; i < nisvcs; i++) {
+    /* (svc << 16 | rev) holds 65,535 services of 65,535 revisions each: a
+     * table past that routes the first ones (logged by the caller) */
+    for (size_t i = 0; i < nisvcs && t->nsvcs < 0xffff; i++) {
         const corral_obj_t *o = isvcs[i];
         corral__rt_svc_t *s = &t->svcs[t->nsvcs];
         s->ns = o->meta.namespace;
