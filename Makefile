@@ -75,7 +75,7 @@ all: $(B)/corral
 # The platform on this machine, in the foreground until Ctrl-C.
 UP_ARGS ?=
 up: deps
-	@$(M) all
+	+@$(M) all
 	$(B)/corral up $(UP_ARGS)
 
 # Order-only: checking packages never forces a rebuild.
@@ -156,8 +156,8 @@ M := $(MAKE) --no-print-directory
 # docs/decisions.md, "make test: suites side by side".
 test: deps-test
 	@rm -rf build/test-results && mkdir -p build/test-results
-	@$(M) all build/tests/unit
-	@$(M) -j3 -Oline test-suites
+	+@$(M) all build/tests/unit
+	+@$(M) -j3 -Oline test-suites
 	@tools/test-summary.sh build/test-results $(SUITES)
 
 .PHONY: test-suites test-cli test-san-build test-cli-san test-lint test-unit test-scenarios \
@@ -167,27 +167,27 @@ SANM := $(M) SAN=address,undefined CC=clang
 test-suites: test-cli test-san-build test-cli-san test-lint test-unit test-scenarios \
              test-unit-san test-scenarios-san test-fuzz
 test-cli:
-	@$(M) cli-tests || true
+	+@$(M) cli-tests || true
 # (not niced: the sanitized CLI scripts wait for it once the plain ones end)
 test-san-build:
-	@$(SANM) build/san/corral build/san/tests/unit || true
+	+@$(SANM) build/san/corral build/san/tests/unit || true
 test-cli-san: test-san-build | test-cli
-	@$(SANM) cli-san || true
+	+@$(SANM) cli-san || true
 test-lint:
-	@$(NICE) $(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
+	+@$(NICE) $(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
 test-unit:
-	@$(NICE) $(M) unit || true
+	+@$(NICE) $(M) unit || true
 test-scenarios:
-	@$(NICE) $(M) scenarios || true
+	+@$(NICE) $(M) scenarios || true
 test-unit-san: test-san-build
-	@$(NICE) $(SANM) unit-san || true
+	+@$(NICE) $(SANM) unit-san || true
 test-scenarios-san: test-san-build
-	@$(NICE) $(SANM) scenarios-san || true
+	+@$(NICE) $(SANM) scenarios-san || true
 # (FUZZ=1 here too: a plain make with CC=clang would rewrite build/.cflags,
 # and the plain suites running beside it would rebuild build/ under the CLI
 # scripts)
 test-fuzz:
-	@$(NICE) $(M) FUZZ=1 CC=clang fuzz-replay || true
+	+@$(NICE) $(M) FUZZ=1 CC=clang fuzz-replay || true
 
 unit: build/tests/unit
 	@tools/run-criterion.sh build/tests/unit build/test-results/unit
@@ -233,7 +233,7 @@ build/fuzz/bin/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libcorral.a
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 fuzz:
-	@$(M) FUZZ=1 CC=clang fuzz-bins
+	+@$(M) FUZZ=1 CC=clang fuzz-bins
 fuzz-bins: $(FUZZ_BINS)
 
 # Replay every corpus (and every past crash kept there) as a regression test.
