@@ -121,8 +121,12 @@ void corral__isvc_on_event(corral_controller_t *c, corral__entry_t *e, const cor
             e->cold_done = e->cold_done || !old; /* Ready before this controller saw it */
         }
     }
-    if (e->kind == KIND_REV && type == CORRAL_WATCH_DELETED)
+    if (e->kind == KIND_REV && type == CORRAL_WATCH_DELETED) {
+        /* a revision gone (pruned, or with its service: the garbage
+         * collector deletes them): its autoscaler state and scrapes too */
         state_drop(c, o->meta.namespace, o->meta.name, false);
+        corral__as_forget(c->as, o->meta.namespace, o->meta.name);
+    }
     mark(c, corral__cache_by_uid(&c->cache, owner));
 }
 
@@ -737,13 +741,17 @@ static void reconcile_one(corral_controller_t *c, corral__entry_t *se)
     rev_t *ready_rev = find_rev(&v, tr.latest_ready);
     for (size_t i = 0; i < v.nrevs; i++) {
         rev_t *r = &v.revs[i];
-        bool serving =
-            !r->e->deleting && (corral__isvc_percent(&tr, r->name) > 0 || eq(r->name, tr.rolled));
+        int32_t pct = corral__isvc_percent(&tr, r->name);
+        bool serving = !r->e->deleting && (pct > 0 || eq(r->name, tr.rolled));
+        /* listed at 0% (a rolled-back canary): reachable by its tag, so it
+         * scales on what the router holds for it, from zero */
+        bool tagged = !r->e->deleting && !serving && pct == 0;
         bool proving = !r->e->deleting && eq(r->name, tr.latest_created) &&
                        (!ready_rev || r->num > ready_rev->num);
-        int32_t desired = serving ? decide(c, &a, isvc, r, port, now) : 0;
-        int32_t want = corral__isvc_clamp(desired, min, max, serving, proving);
-        if (!serving && !proving && r->ready + r->pending == 0)
+        int32_t desired = serving || tagged ? decide(c, &a, isvc, r, port, now) : 0;
+        int32_t want =
+            corral__isvc_clamp(desired, tagged ? 0 : min, max, serving || tagged, proving);
+        if (!serving && !tagged && !proving && r->ready + r->pending == 0)
             corral__as_forget(c->as, ns, r->name);
         scale_rev(c, &a, isvc, r, want, now);
     }
