@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/agent_int.h"
 #include "corral/hmap.h"
@@ -226,6 +227,36 @@ static const char *scheme_label(const char *uri)
     return !s ? "other" : !strcmp(s, "file://") ? "file" : !strcmp(s, "pvc://") ? "pvc" : "http";
 }
 
+/* DIR/.src-NAME records where entry NAME came from (the scan skips names
+ * with a leading dot), so a source changed while the agent was down is
+ * fetched again. Written beside the entry, to a temporary name, renamed. */
+static void source_write(const char *dir, const char *name, const char *uri)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof(path), "%s/.src-%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    bool ok = fputs(uri, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* The source recorded for NAME ("?" when none: any source replaces it). */
+static char *source_read(const char *dir, const char *name)
+{
+    char path[4096], buf[4096];
+    snprintf(path, sizeof(path), "%s/.src-%s", dir, name);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return corral_strdup(n ? buf : "?");
+}
+
 static void download(corral__mcache_t *mc, ent_t *e)
 {
     char *name = corral_strdup(e->name), *uri = corral_strdup(e->uri);
@@ -274,7 +305,13 @@ static void download(corral__mcache_t *mc, ent_t *e)
 
     pthread_mutex_lock(&mc->mu);
     e = find(mc, name); /* still there: entries are never removed from the table */
-    if (rc == 0) {
+    if (rc == 0)
+        source_write(dir, name, uri);
+    if (rc == 0 && strcmp(e->uri, uri) != 0) {
+        /* the source changed while this one was fetched: fetch the new one */
+        e->state = CORRAL__MC_PENDING;
+        pthread_cond_signal(&mc->cv);
+    } else if (rc == 0) {
         e->state = CORRAL__MC_READY;
         e->bytes = bytes;
         e->msg[0] = '\0';
@@ -357,6 +394,8 @@ static void scan(corral__mcache_t *mc)
         if (!corral__mc_safe_name(de->d_name) || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         ent_t *e = add(mc, de->d_name, NULL);
+        corral_free(e->uri);
+        e->uri = source_read(mc->dir, de->d_name);
         e->state = CORRAL__MC_READY;
         e->bytes = corral__du(path);
         e->used_us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
