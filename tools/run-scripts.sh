@@ -6,8 +6,10 @@
 # mostly wait on the servers they start, and each has its own temp dir and
 # free ports (tests/cli/lib.bash), so they do not see each other. The largest
 # start first (size stands in for length), so that a long one does not start
-# last. Each line gives the script's wall and CPU seconds (its processes,
-# children included), in the order they end.
+# last. A script that measures how fast a server answers under load says
+# so with a line `# run-scripts: alone`: those run at the end, one by one,
+# with no other script beside them. Each line gives the script's wall and
+# CPU seconds (its processes, children included), in the order they end.
 # usage: tools/run-scripts.sh RESULT SCRIPT...
 set -u
 result=$1
@@ -16,9 +18,12 @@ jobs=${SCRIPT_JOBS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-scripts=()
-while read -r _ t; do scripts+=("$t"); done < <(
-    for t in "$@"; do [ -f "$t" ] && echo "$(wc -c <"$t") $t"; done | sort -s -k1,1 -rn)
+scripts=() alone=()
+while read -r _ t; do
+    if grep -q '^# run-scripts: alone' "$t"; then alone+=("$t"); else scripts+=("$t"); fi
+done < <(for t in "$@"; do [ -f "$t" ] && echo "$(wc -c <"$t") $t"; done | sort -s -k1,1 -rn)
+first_alone=${#scripts[@]}
+scripts+=("${alone[@]}")
 
 # run I SCRIPT: one script, its output in $work/I.log, "rc wall cpu" in $work/I.rc.
 run() {
@@ -50,8 +55,11 @@ report() {
 reported=()
 while [ "$done_" -lt "${#scripts[@]}" ]; do
     while [ "$running" -lt "$jobs" ] && [ "$next" -lt "${#scripts[@]}" ]; do
+        # (the alone ones: only when nothing else runs, and nothing beside them)
+        [ "$next" -ge "$first_alone" ] && [ "$running" -gt 0 ] && break
         run "$next" "${scripts[$next]}" &
         next=$((next + 1)) running=$((running + 1))
+        [ "$next" -gt "$first_alone" ] && break
     done
     wait -n
     lost=$([ -z "$(jobs -pr)" ] && echo 1)

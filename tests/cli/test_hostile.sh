@@ -5,6 +5,7 @@
 # answering within 1 s meanwhile (tests/cli/hostile.py). Then 1,000
 # concurrent watches all get every event with the server under 512 MiB, the
 # release binary has no test hooks, and --listen ports are checked.
+# run-scripts: alone (it bounds how fast the server answers under attack)
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/apiserver_lib.bash"
 command -v python3 >/dev/null || exit 77

@@ -1,5 +1,6 @@
 # corral validate: the reference examples, the typos people make, and hostile
 # input (empty, binary, huge, deeply nested) that must fail cleanly and fast.
+# run-scripts: alone (hostile input must fail within 5 s)
 . tests/cli/lib.bash
 
 expect_exit 0 "$CORRAL" validate -f examples/
