@@ -297,8 +297,10 @@ void corral_apiserver_print_routes(FILE *fp)
     fprintf(fp,
             "\n## Not served\n\n"
             "Requests for these get 404 (or 405), as from a kube-apiserver without them:\n\n"
-            "- Workload APIs Corral's controllers do not run: `apps/v1` (Deployments,\n"
-            "  ReplicaSets, StatefulSets, DaemonSets), `batch/v1` Jobs and CronJobs,\n"
+            "- Workload APIs Corral's controllers do not run: `apps/v1` Deployments,\n"
+            "  ReplicaSets, StatefulSets, DaemonSets (ControllerRevisions are served: the\n"
+            "  InferenceService controller keeps its revisions in them), `batch/v1` Jobs\n"
+            "  and CronJobs,\n"
             "  `autoscaling` HorizontalPodAutoscalers, PodDisruptionBudgets.\n"
             "- Networking and storage: Ingress, NetworkPolicy, EndpointSlices,\n"
             "  PersistentVolumes and claims, StorageClasses, CSI objects.\n"
