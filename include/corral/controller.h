@@ -37,8 +37,8 @@ typedef struct corral_controller_opts {
     int64_t scale_to_zero_grace_ns;      /* 0: 30 s */
     double max_scale_up_rate;            /* 0: 1000 */
     double max_scale_down_rate;          /* 0: 2 */
-    const char *ingress_domain;        /* InferenceService status.url domain; NULL: example.com */
-    const char *router_url;            /* status.address base; NULL: http://127.0.0.1:8080 */
+    const char *ingress_domain;          /* InferenceService status.url domain; NULL: example.com */
+    const char *router_url;              /* status.address base; NULL: http://127.0.0.1:8080 */
 } corral_controller_opts_t;
 
 /*
