@@ -163,7 +163,8 @@ static int parse_fields(const char *p, size_t n, size_t i, corral__head_t *h, in
     return (int)h->len;
 }
 
-int corral__http_parse_request(const char *p, size_t n, corral__head_t *h)
+/* Clear a head before parsing (the header array itself is left as is). */
+static void head_reset(corral__head_t *h)
 {
     memset(h, 0, offsetof(corral__head_t, hdrs));
     h->nhdrs = 0;
@@ -171,6 +172,11 @@ int corral__http_parse_request(const char *p, size_t n, corral__head_t *h)
     h->content_length = -1;
     h->chunked = h->conn_close = h->conn_keep_alive = h->expect_continue = h->upgrade = false;
     h->host = NULL;
+}
+
+int corral__http_parse_request(const char *p, size_t n, corral__head_t *h)
+{
+    head_reset(h);
     size_t i = 0;
     /* RFC 9112 2.2: ignore at least one empty line before a request-line */
     while (i + 1 < n && p[i] == '\r' && p[i + 1] == '\n' && i < 4)
@@ -214,12 +220,7 @@ int corral__http_parse_request(const char *p, size_t n, corral__head_t *h)
 
 int corral__http_parse_response(const char *p, size_t n, corral__head_t *h)
 {
-    memset(h, 0, offsetof(corral__head_t, hdrs));
-    h->nhdrs = 0;
-    h->len = 0;
-    h->content_length = -1;
-    h->chunked = h->conn_close = h->conn_keep_alive = h->expect_continue = h->upgrade = false;
-    h->host = NULL;
+    head_reset(h);
     long e = line_end(p, n, 0);
     if (e == -2)
         return -502;
