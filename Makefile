@@ -67,7 +67,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 
-.PHONY: all up bench-sim bench-cv deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay \
+.PHONY: all up bench-sim bench-cv deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay fuzz-replay-san \
         lint format bench clean
 
 all: $(B)/corral
@@ -156,7 +156,7 @@ M := $(MAKE) --no-print-directory
 # docs/decisions.md, "make test: suites side by side".
 test: deps-test
 	@rm -rf build/test-results && mkdir -p build/test-results
-	+@$(M) all build/tests/unit
+	+@tools/timed.sh build/test-results/build.time $(M) all build/tests/unit
 	+@$(M) -j3 -Oline test-suites
 	@tools/test-summary.sh build/test-results $(SUITES)
 
@@ -166,28 +166,29 @@ NICE := nice -n 10
 SANM := $(M) SAN=address,undefined CC=clang
 test-suites: test-cli test-san-build test-cli-san test-lint test-unit test-scenarios \
              test-unit-san test-scenarios-san test-fuzz
+T = tools/timed.sh build/test-results/$(1).time
 test-cli:
-	+@$(M) cli-tests || true
+	+@$(call T,cli) $(M) cli-tests || true
 # (not niced: the sanitized CLI scripts wait for it once the plain ones end)
 test-san-build:
-	+@$(SANM) build/san/corral build/san/tests/unit || true
+	+@$(call T,san-build) $(SANM) build/san/corral build/san/tests/unit $(REPLAY_BINS_SAN) || true
 test-cli-san: test-san-build | test-cli
-	+@$(SANM) cli-san || true
+	+@$(call T,cli-san) $(SANM) cli-san || true
 test-lint:
-	+@$(NICE) $(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
+	+@$(call T,lint) $(NICE) env CORRAL_ANALYZER=shallow $(M) lint && echo "1 0 0" > build/test-results/lint || echo "0 1 0" > build/test-results/lint
 test-unit:
-	+@$(NICE) $(M) unit || true
+	+@$(call T,unit) $(NICE) $(M) unit || true
 test-scenarios:
-	+@$(NICE) $(M) scenarios || true
+	+@$(call T,scenarios) $(NICE) $(M) scenarios || true
 test-unit-san: test-san-build
-	+@$(NICE) $(SANM) unit-san || true
+	+@$(call T,unit-san) $(NICE) $(SANM) unit-san || true
 test-scenarios-san: test-san-build
-	+@$(NICE) $(SANM) scenarios-san || true
-# (FUZZ=1 here too: a plain make with CC=clang would rewrite build/.cflags,
-# and the plain suites running beside it would rebuild build/ under the CLI
-# scripts)
-test-fuzz:
-	+@$(NICE) $(M) FUZZ=1 CC=clang fuzz-replay || true
+	+@$(call T,scenarios-san) $(NICE) $(SANM) scenarios-san || true
+# The corpora replay through the ASan/UBSan build with a plain driver
+# (tests/fuzz/replay_main.c): the same checks as libFuzzer's -runs=0 without
+# a third build of the library (`make fuzz` builds the libFuzzer one).
+test-fuzz: test-san-build
+	+@$(call T,fuzz) $(NICE) $(SANM) fuzz-replay-san || true
 
 unit: build/tests/unit
 	@tools/run-criterion.sh build/tests/unit build/test-results/unit
@@ -239,6 +240,18 @@ fuzz-bins: $(FUZZ_BINS)
 # Replay every corpus (and every past crash kept there) as a regression test.
 fuzz-replay: fuzz
 	@tools/replay-fuzz.sh build/test-results/fuzz $(FUZZ_BINS)
+
+# The same replay with the targets linked to a plain driver and the library
+# of this variant (make test: SAN=address,undefined).
+REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz-replay/%)
+REPLAY_BINS_SAN := $(FUZZ_SRCS:tests/fuzz/%.c=build/san/fuzz-replay/%)
+$(B)/fuzz-replay/%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay_main.o $(B)/libcorral.a
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+fuzz-replay-san: $(REPLAY_BINS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tools/replay-fuzz.sh build/test-results/fuzz $(REPLAY_BINS)
 
 # --- lint -------------------------------------------------------------------
 

@@ -12,8 +12,19 @@ for suite in "$@"; do
         continue
     fi
     read -r sp sf ss <"$dir/$suite"
-    printf '  %-10s %4d passed %4d failed %4d skipped\n' "$suite" "$sp" "$sf" "$ss"
+    t=""
+    if [ -f "$dir/$suite.time" ]; then
+        read -r tw tu ts <"$dir/$suite.time"
+        t=$(printf '  %5ds wall %5ds CPU' "$tw" $((tu + ts)))
+    fi
+    printf '  %-13s %4d passed %4d failed %4d skipped%s\n' "$suite" "$sp" "$sf" "$ss" "$t"
     p=$((p + sp)) f=$((f + sf)) s=$((s + ss))
+done
+for step in build san-build; do
+    if [ -f "$dir/$step.time" ]; then
+        read -r tw tu ts <"$dir/$step.time"
+        printf '  %-13s %-36s  %5ds wall %5ds CPU\n' "($step)" "" "$tw" $((tu + ts))
+    fi
 done
 echo "tests: $p passed, $f failed, $s skipped"
 [ $f -eq 0 ]

@@ -470,8 +470,10 @@ static void scale_rev(corral_controller_t *c, corral_arena_t *a, const corral_ob
                             isvc->meta.namespace, isvc->meta.name, p->o->meta.name,
                             p->o->u.pod->status.phase);
             delete_pod(c, p);
-            st->fails++;
-            int64_t back = CORRAL_NS_PER_SEC << (st->fails > 6 ? 6 : st->fails - 1);
+            if (st->fails < 7) /* the backoff stops doubling at 64 s */
+                st->fails++;
+            int shift = st->fails < 1 ? 0 : st->fails - 1;
+            int64_t back = CORRAL_NS_PER_SEC << shift;
             st->create_after_ns = now + (back > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : back);
         }
     }
