@@ -12,6 +12,7 @@
 #ifndef CORRAL_CONTROLLER_H
 #define CORRAL_CONTROLLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -39,7 +40,32 @@ typedef struct corral_controller_opts {
     double max_scale_down_rate;          /* 0: 2 */
     const char *ingress_domain;          /* InferenceService status.url domain; NULL: example.com */
     const char *router_url;              /* status.address base; NULL: http://127.0.0.1:8080 */
+    /* Which controllers run, as kube-controller-manager's --controllers:
+     * comma-separated names, "*" for all, "-name" to leave one out (NULL:
+     * "*"). Names: job, queue (PodGroup and Queue status), nodelifecycle,
+     * garbagecollector, usage, inferenceservice. */
+    const char *controllers;
+    /* Leader election on a Lease (include/corral/leader.h): a replica that
+     * does not lead starts no informer and writes nothing; one that loses
+     * the lead returns from corral_controller_run with CORRAL_EIO. */
+    bool leader_elect;
+    const char *lease_name, *lease_ns;    /* NULL: corral-controller, kube-system */
+    int64_t lease_ms, renew_ms, retry_ms; /* 0: 15 s, 10 s, 2 s */
 } corral_controller_opts_t;
+
+/* The controller names corral_controller_opts_t.controllers takes. */
+enum {
+    CORRAL_CTL_JOB = 1 << 0,
+    CORRAL_CTL_QUEUE = 1 << 1,
+    CORRAL_CTL_NODELIFECYCLE = 1 << 2,
+    CORRAL_CTL_GC = 1 << 3,
+    CORRAL_CTL_USAGE = 1 << 4,
+    CORRAL_CTL_ISVC = 1 << 5,
+    CORRAL_CTL_ALL = (1 << 6) - 1,
+};
+/* Parse a --controllers value into a CORRAL_CTL_* mask. Returns 0, or
+ * CORRAL_EINVAL with a message naming the known controllers in err. */
+int corral_controller_parse_list(const char *spec, unsigned *mask, char *err, size_t errlen);
 
 /*
  * Run until *stop becomes non-zero (set it from a signal-handling thread,

@@ -30,7 +30,17 @@ static const char usage_text[] =
     "                                   node.kubernetes.io/unreachable stay (300)\n"
     "  --status-period DUR              PodGroup and Queue status at most this often (500ms)\n"
     "  --workers N                      accepted; reconciling is serial\n"
-    "  --leader-elect=false             one replica, no election (the only value)\n"
+    "  --controllers LIST               which run, as kube-controller-manager's: \"*\" (all,\n"
+    "                                   the default), names, \"-NAME\" leaves one out; names:\n"
+    "                                   job, queue, nodelifecycle, garbagecollector, usage,\n"
+    "                                   inferenceservice (e.g. \"*,-job\" beside Volcano)\n"
+    "  --leader-elect[=BOOL]            one active replica, elected with a Lease (default\n"
+    "                                   false: run one)\n"
+    "  --lease-name NAME                (corral-controller)\n"
+    "  --lease-namespace NS             (kube-system)\n"
+    "  --lease-duration DUR             (15s)\n"
+    "  --renew-deadline DUR             (10s)\n"
+    "  --retry-period DUR               (2s)\n"
     "  --metrics-listen ADDR            serve /metrics and /healthz on HOST:PORT\n"
     "                                   (127.0.0.1:10257; \"off\": none)\n"
     "  --usage-retention DUR            UsageRecords finished longer ago are pruned (90d)\n"
@@ -73,6 +83,12 @@ enum {
     OPT_AS_DOWN,
     OPT_INGRESS_DOMAIN,
     OPT_ROUTER_URL,
+    OPT_CONTROLLERS,
+    OPT_LEASE_NAME,
+    OPT_LEASE_NS,
+    OPT_LEASE_DUR,
+    OPT_RENEW,
+    OPT_RETRY,
 };
 
 static volatile int stop_flag;
@@ -91,6 +107,26 @@ static void *sig_thread(void *arg)
     stop_flag = 1;
     corral_controller_wake(s->c);
     return NULL;
+}
+
+/* --lease-duration, --renew-deadline, --retry-period: 100ms to 1h. */
+static bool lease_duration(int ch, const char *s, corral_controller_opts_t *o)
+{
+    const char *flag = ch == OPT_LEASE_DUR ? "lease-duration"
+                       : ch == OPT_RENEW   ? "renew-deadline"
+                                           : "retry-period";
+    int64_t ns = 0;
+    if (!corral__flag_duration("controller", flag, s, &ns))
+        return false;
+    if (ns < 100000000 || ns > 3600 * CORRAL_NS_PER_SEC) {
+        fprintf(stderr, "corral controller: --%s: must be from 100ms to 1h, got %s\n", flag, s);
+        return false;
+    }
+    int64_t *dst = ch == OPT_LEASE_DUR ? &o->lease_ms
+                   : ch == OPT_RENEW   ? &o->renew_ms
+                                       : &o->retry_ms;
+    *dst = ns / 1000000;
+    return true;
 }
 
 /* A rate flag: a number greater than 1. */
@@ -150,6 +186,106 @@ static bool autoscaler_duration(int ch, const char *s, corral_controller_opts_t 
     return false;
 }
 
+/* One option of the controller's own (not -h, not the connection's):
+ * 1 when taken, 0 when its value is wrong (said on stderr), -1 when ch is
+ * not one. arg is non-NULL but for --leader-elect. */
+static int parse_opt(int ch, const char *arg, corral_controller_opts_t *o)
+{
+    bool ok = true;
+    long long v = 0;
+    if (!arg && ch != OPT_LEADER && ch != 'q')
+        return 0;
+    switch (ch) {
+    case OPT_GRACE:
+        ok = corral__flag_duration("controller", "node-monitor-grace-period", arg,
+                                   &o->node_monitor_grace_ns);
+        break;
+    case OPT_PERIOD:
+        ok = corral__flag_duration("controller", "node-monitor-period", arg,
+                                   &o->node_monitor_period_ns);
+        break;
+    case OPT_STATUS:
+        ok = corral__flag_duration("controller", "status-period", arg, &o->status_period_ns);
+        break;
+    case OPT_TOLERATION:
+        ok = corral__flag_int("controller", "default-toleration-seconds", arg, 0, INT64_MAX, &v);
+        o->default_toleration_s = v;
+        break;
+    case OPT_WORKERS:
+        ok = corral__flag_int("controller", "workers", arg, 0, INT32_MAX, &v);
+        o->workers = (int)v;
+        break;
+    case OPT_LEADER:
+        o->leader_elect = !arg || !strcmp(arg, "true");
+        if (arg && strcmp(arg, "true") != 0 && strcmp(arg, "false") != 0) {
+            fprintf(stderr, "corral controller: --leader-elect wants true or false, got \"%s\"\n",
+                    arg);
+            ok = false;
+        }
+        break;
+    case OPT_CONTROLLERS: {
+        unsigned mask;
+        char why[300];
+        o->controllers = arg;
+        ok = corral_controller_parse_list(arg, &mask, why, sizeof(why)) == 0;
+        if (!ok)
+            fprintf(stderr, "corral controller: %s\n", why);
+        break;
+    }
+    case OPT_LEASE_NAME:
+        o->lease_name = arg;
+        break;
+    case OPT_LEASE_NS:
+        o->lease_ns = arg;
+        break;
+    case OPT_LEASE_DUR:
+    case OPT_RENEW:
+    case OPT_RETRY:
+        ok = lease_duration(ch, arg, o);
+        break;
+    case OPT_METRICS:
+        o->metrics_listen = arg;
+        break;
+    case OPT_RETENTION:
+        ok = corral__flag_days("controller", "usage-retention", arg, &o->usage_retention_ns);
+        break;
+    case OPT_PRUNE:
+        ok = corral__flag_duration("controller", "usage-prune-period", arg,
+                                   &o->usage_prune_period_ns);
+        break;
+    case OPT_MAXREC:
+        ok = corral__flag_int("controller", "usage-max-records", arg, 1, INT64_MAX, &v);
+        o->usage_max_records = v;
+        break;
+    case OPT_ROUTER_METRICS:
+        o->router_metrics = arg;
+        break;
+    case OPT_AS_TICK:
+    case OPT_AS_STABLE:
+    case OPT_AS_PANIC:
+    case OPT_AS_GRACE:
+        ok = autoscaler_duration(ch, arg, o);
+        break;
+    case OPT_AS_UP:
+    case OPT_AS_DOWN:
+        ok = rate_flag(ch == OPT_AS_UP ? "max-scale-up-rate" : "max-scale-down-rate", arg,
+                       ch == OPT_AS_UP ? &o->max_scale_up_rate : &o->max_scale_down_rate);
+        break;
+    case OPT_INGRESS_DOMAIN:
+        o->ingress_domain = arg;
+        break;
+    case OPT_ROUTER_URL:
+        o->router_url = arg;
+        break;
+    case 'q':
+        o->log = NULL;
+        break;
+    default:
+        return -1;
+    }
+    return ok ? 1 : 0;
+}
+
 static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts_t *o)
 {
     static const struct option longopts[] = {
@@ -172,91 +308,30 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"max-scale-down-rate", required_argument, NULL, OPT_AS_DOWN},
         {"ingress-domain", required_argument, NULL, OPT_INGRESS_DOMAIN},
         {"router-url", required_argument, NULL, OPT_ROUTER_URL},
+        {"controllers", required_argument, NULL, OPT_CONTROLLERS},
+        {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
+        {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
+        {"lease-duration", required_argument, NULL, OPT_LEASE_DUR},
+        {"renew-deadline", required_argument, NULL, OPT_RENEW},
+        {"retry-period", required_argument, NULL, OPT_RETRY},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     int ch;
-    long long v = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "s:n:qh", longopts, NULL)) != -1) {
         if (corral__cli_opt(k, ch, optarg))
             continue;
-        bool ok = true;
-        switch (ch) {
-        case OPT_GRACE:
-            ok = corral__flag_duration("controller", "node-monitor-grace-period", optarg,
-                                       &o->node_monitor_grace_ns);
-            break;
-        case OPT_PERIOD:
-            ok = corral__flag_duration("controller", "node-monitor-period", optarg,
-                                       &o->node_monitor_period_ns);
-            break;
-        case OPT_STATUS:
-            ok = corral__flag_duration("controller", "status-period", optarg, &o->status_period_ns);
-            break;
-        case OPT_TOLERATION:
-            ok = corral__flag_int("controller", "default-toleration-seconds", optarg, 0, INT64_MAX,
-                                  &v);
-            o->default_toleration_s = v;
-            break;
-        case OPT_WORKERS:
-            ok = corral__flag_int("controller", "workers", optarg, 0, INT32_MAX, &v);
-            o->workers = (int)v;
-            break;
-        case OPT_LEADER:
-            if (!optarg || strcmp(optarg, "false") != 0) {
-                fprintf(stderr, "corral controller: --leader-elect: the controller does not "
-                                "elect a leader (run one); use --leader-elect=false\n");
-                ok = false;
-            }
-            break;
-        case OPT_METRICS:
-            o->metrics_listen = optarg;
-            break;
-        case OPT_RETENTION:
-            ok = corral__flag_days("controller", "usage-retention", optarg, &o->usage_retention_ns);
-            break;
-        case OPT_PRUNE:
-            ok = corral__flag_duration("controller", "usage-prune-period", optarg,
-                                       &o->usage_prune_period_ns);
-            break;
-        case OPT_MAXREC:
-            ok = corral__flag_int("controller", "usage-max-records", optarg, 1, INT64_MAX, &v);
-            o->usage_max_records = v;
-            break;
-        case OPT_ROUTER_METRICS:
-            o->router_metrics = optarg;
-            break;
-        case OPT_AS_TICK:
-        case OPT_AS_STABLE:
-        case OPT_AS_PANIC:
-        case OPT_AS_GRACE:
-            ok = autoscaler_duration(ch, optarg, o);
-            break;
-        case OPT_AS_UP:
-        case OPT_AS_DOWN:
-            ok = rate_flag(ch == OPT_AS_UP ? "max-scale-up-rate" : "max-scale-down-rate", optarg,
-                           ch == OPT_AS_UP ? &o->max_scale_up_rate : &o->max_scale_down_rate);
-            break;
-        case OPT_INGRESS_DOMAIN:
-            o->ingress_domain = optarg;
-            break;
-        case OPT_ROUTER_URL:
-            o->router_url = optarg;
-            break;
-        case 'q':
-            o->log = NULL;
-            break;
-        case 'h':
+        if (ch == 'h') {
             fputs(usage_text, stdout);
             return CORRAL_EXIT_OK;
-        default:
-            fputs(usage_text, stderr);
-            return CORRAL_EXIT_INVALID;
         }
-        if (!ok)
+        int r = parse_opt(ch, optarg, o);
+        if (r < 0)
+            fputs(usage_text, stderr);
+        if (r != 1)
             return CORRAL_EXIT_INVALID;
     }
     if (optind < argc) {
@@ -293,10 +368,13 @@ int corral_cmd_controller(int argc, char **argv)
     }
     pthread_t th;
     pthread_create(&th, NULL, sig_thread, &s);
-    fprintf(stderr, "corral controller: watching %s\n", k.cfg.server);
-    corral_controller_run(s.c, &stop_flag);
+    fprintf(stderr, "corral controller: watching %s%s\n", k.cfg.server,
+            o.leader_elect ? " (once elected leader)" : "");
+    int run = corral_controller_run(s.c, &stop_flag);
+    if (run != 0)
+        pthread_cancel(th); /* no signal came: sigwait is a cancellation point */
     pthread_join(th, NULL);
     corral_controller_free(s.c);
     corral__cli_fini(&k);
-    return CORRAL_EXIT_OK;
+    return run != 0 ? CORRAL_EXIT_FAIL : CORRAL_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 
 #include "controller/autoscale.h"
 #include "controller/controller_int.h"
+#include "corral/leader.h"
 #include "corral/timefmt.h"
 
 /* --- requests ------------------------------------------------------------------------------ */
@@ -148,11 +149,82 @@ static void as_log(void *arg, const char *line)
     corral__ctl_log(arg, "%s", line);
 }
 
+static int start_informers(corral_controller_t *c, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < CORRAL__NINF; i++) {
+        corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
+        int rc = corral_informer_start(c->o.cfg, &io, c->q, &c->inf[i], err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    c->informing = true;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} ctl_names[] = {
+    {"job", CORRAL_CTL_JOB},
+    {"queue", CORRAL_CTL_QUEUE},
+    {"nodelifecycle", CORRAL_CTL_NODELIFECYCLE},
+    {"garbagecollector", CORRAL_CTL_GC},
+    {"usage", CORRAL_CTL_USAGE},
+    {"inferenceservice", CORRAL_CTL_ISVC},
+};
+
+int corral_controller_parse_list(const char *spec, unsigned *mask, char *err, size_t errlen)
+{
+    if (!spec) {
+        *mask = CORRAL_CTL_ALL;
+        return 0;
+    }
+    unsigned on = 0, off = 0;
+    bool all = false;
+    const char *p = spec;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        bool minus = n && *p == '-';
+        const char *name = p + minus;
+        size_t len = n - minus;
+        if (!minus && len == 1 && *name == '*') {
+            all = true;
+        } else {
+            unsigned bit = 0;
+            for (size_t i = 0; i < sizeof(ctl_names) / sizeof(ctl_names[0]); i++) {
+                if (strlen(ctl_names[i].name) == len && !strncmp(ctl_names[i].name, name, len))
+                    bit = ctl_names[i].bit;
+            }
+            if (!bit) {
+                snprintf(err, errlen,
+                         "--controllers: unknown controller \"%.*s\" (known: job, queue, "
+                         "nodelifecycle, garbagecollector, usage, inferenceservice; \"*\" for "
+                         "all, \"-NAME\" to leave one out)",
+                         (int)(len > 64 ? 64 : len), name);
+                return CORRAL_EINVAL;
+            }
+            if (minus)
+                off |= bit;
+            else
+                on |= bit;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    *mask = ((all ? CORRAL_CTL_ALL : 0) | on) & ~off;
+    return 0;
+}
+
 int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t **out, char *err,
                           size_t errlen)
 {
+    unsigned enabled = CORRAL_CTL_ALL;
+    if (corral_controller_parse_list(o->controllers, &enabled, err, errlen) != 0)
+        return CORRAL_EINVAL;
     corral_controller_t *c = corral_calloc(1, sizeof(*c));
     c->o = *o;
+    c->enabled = enabled;
     if (c->o.node_monitor_grace_ns <= 0)
         c->o.node_monitor_grace_ns = 40 * CORRAL_NS_PER_SEC;
     if (c->o.node_monitor_period_ns <= 0)
@@ -195,13 +267,12 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
         corral_controller_free(c);
         return CORRAL_EINVAL;
     }
-    for (size_t i = 0; i < CORRAL__NINF; i++) {
-        corral_informer_opts_t io = {.kind = informers[i].kind, .ns = informers[i].ns};
-        int rc = corral_informer_start(o->cfg, &io, c->q, &c->inf[i], err, errlen);
-        if (rc != 0) {
-            corral_controller_free(c);
-            return rc;
-        }
+    /* A candidate for the lead starts its informers once it leads: a
+     * standby holds no cache and no queue of events over months. */
+    int rc = o->leader_elect ? 0 : start_informers(c, err, errlen);
+    if (rc != 0) {
+        corral_controller_free(c);
+        return rc;
     }
     *out = c;
     return 0;
@@ -216,6 +287,7 @@ void corral_controller_free(corral_controller_t *c)
 {
     if (!c)
         return;
+    corral_leader_stop(c->lead, true);
     for (size_t i = 0; i < CORRAL__NINF; i++)
         corral_informer_cancel(c->inf[i]);
     for (size_t i = 0; i < CORRAL__NINF; i++)
@@ -262,7 +334,7 @@ static void on_deleted(corral_controller_t *c, corral_watch_ev_t *ev)
     corral__isvc_on_event(c, e, e->ev->obj, CORRAL_WATCH_DELETED);
     if (e->isvc_dirty)
         corral__isvc_forget(c, e);
-    if (e->kind == CORRAL_KIND_POD)
+    if (e->kind == CORRAL_KIND_POD && corral__ctl_on(c, CORRAL_CTL_USAGE))
         corral__usage_on_pod(c, e, ev->obj ? ev->obj : e->ev->obj, true);
     char *uid = e->uid ? corral_strdup(e->uid) : NULL;
     if (e->dirty)
@@ -311,7 +383,7 @@ static void on_event(corral_controller_t *c, corral_watch_ev_t *ev)
     corral__jobs_on_event(c, e, oldobj, type);
     corral__nodes_on_event(c, e, oldobj);
     corral__isvc_on_event(c, e, oldobj, type);
-    if (e->kind == CORRAL_KIND_POD)
+    if (e->kind == CORRAL_KIND_POD && corral__ctl_on(c, CORRAL_CTL_USAGE))
         corral__usage_on_pod(c, e, e->ev->obj, false);
     if (e->nowners) {
         bool known = true;
@@ -343,32 +415,36 @@ static void fire(corral_controller_t *c, corral__timer_t *t)
                                 CORRAL__T_NODES, NULL);
         else
             c->evict_timer_at = 0;
-        timed(c, "nodelifecycle", corral__nodes_pass);
+        if (corral__ctl_on(c, CORRAL_CTL_NODELIFECYCLE))
+            timed(c, "nodelifecycle", corral__nodes_pass);
     } else if (t->kind == CORRAL__T_JOB && t->key) {
         const char *slash = strchr(t->key, '/');
         if (slash) {
             char ns[300];
             snprintf(ns, sizeof(ns), "%.*s", (int)(slash - t->key), t->key);
             corral__entry_t *e = corral__cache_get(&c->cache, CORRAL_KIND_VCJOB, ns, slash + 1);
-            if (e)
+            if (e && corral__ctl_on(c, CORRAL_CTL_JOB))
                 corral__mark_job(c, e);
         }
     } else if (t->kind == CORRAL__T_STATUS) {
         c->status_timer = false;
-        if (c->status_dirty && c->synced)
+        if (c->status_dirty && c->synced && corral__ctl_on(c, CORRAL_CTL_QUEUE))
             timed(c, "status", corral__status_sync);
     } else if (t->kind == CORRAL__T_GC) {
-        timed(c, "gc", corral__gc_run);
+        if (corral__ctl_on(c, CORRAL_CTL_GC))
+            timed(c, "gc", corral__gc_run);
     } else if (t->kind == CORRAL__T_USAGE) {
         corral__timers_push(&c->timers, corral__mono_ns() + c->o.usage_prune_period_ns,
                             CORRAL__T_USAGE, NULL);
-        timed(c, "usage-retention", corral__usage_prune);
+        if (corral__ctl_on(c, CORRAL_CTL_USAGE))
+            timed(c, "usage-retention", corral__usage_prune);
     } else if (t->kind == CORRAL__T_USAGE_RETRY) {
-        timed(c, "usage", corral__usage_retry);
+        if (corral__ctl_on(c, CORRAL_CTL_USAGE))
+            timed(c, "usage", corral__usage_retry);
     } else if (t->kind == CORRAL__T_ISVC) {
         corral__timers_push(&c->timers, corral__mono_ns() + CORRAL_NS_PER_SEC, CORRAL__T_ISVC,
                             NULL);
-        if (c->synced)
+        if (c->synced && corral__ctl_on(c, CORRAL_CTL_ISVC))
             corral__isvc_tick(c);
     }
     corral_free(t->key);
@@ -381,27 +457,81 @@ static void reconcile(corral_controller_t *c)
     while (c->dirty.n) {
         corral__entry_t *e = c->dirty.items[--c->dirty.n];
         e->dirty = false;
+        if (!corral__ctl_on(c, CORRAL_CTL_JOB))
+            continue;
         int64_t t0 = corral__mono_ns();
         corral__jobs_reconcile(c, e);
         corral__cm_reconciled(c, "job", corral__mono_ns() - t0);
     }
-    corral__isvc_reconcile(c);
-    if (c->synced && c->gcq.n)
+    if (corral__ctl_on(c, CORRAL_CTL_ISVC))
+        corral__isvc_reconcile(c);
+    if (c->synced && c->gcq.n && corral__ctl_on(c, CORRAL_CTL_GC))
         timed(c, "gc", corral__gc_run);
-    if (c->status_dirty && !c->status_timer) {
+    if (c->status_dirty && !c->status_timer && corral__ctl_on(c, CORRAL_CTL_QUEUE)) {
         c->status_timer = true;
         corral__timers_push(&c->timers, corral__mono_ns() + c->o.status_period_ns, CORRAL__T_STATUS,
                             NULL);
     }
 }
 
+static void log_leader(void *ctx, const char *msg)
+{
+    corral__ctl_log(ctx, "%s", msg);
+}
+
+/* Campaign for the Lease and wait until this replica leads (0), stop is set
+ * (1) or the election cannot start (CORRAL_EIO). Then start the informers. */
+static int await_lead(corral_controller_t *c, const volatile int *stop)
+{
+    char err[512];
+    corral_leader_opts_t lo = {
+        .name = c->o.lease_name ? c->o.lease_name : "corral-controller",
+        .ns = c->o.lease_ns ? c->o.lease_ns : "kube-system",
+        .lease_ms = c->o.lease_ms,
+        .renew_ms = c->o.renew_ms,
+        .retry_ms = c->o.retry_ms,
+        .log = log_leader,
+        .log_ctx = c,
+    };
+    if (corral_leader_start(c->o.cfg, &lo, &c->lead, err, sizeof(err)) != 0) {
+        corral__ctl_log(c, "leader election: %s", err);
+        return CORRAL_EIO;
+    }
+    /* Nothing is queued before the informers start: the queue is only a
+     * wait that corral_controller_wake can cut short. */
+    while (!*stop && !corral_leader_is_leader(c->lead)) {
+        if (corral_leader_lost(c->lead))
+            return CORRAL_EIO;
+        for (corral_watch_ev_t *ev = corral_evq_take(c->q, 100), *next; ev; ev = next) {
+            next = ev->next;
+            corral_watch_ev_free(ev);
+        }
+    }
+    if (*stop)
+        return 1;
+    if (start_informers(c, err, sizeof(err)) != 0) {
+        corral__ctl_log(c, "%s", err);
+        return CORRAL_EIO;
+    }
+    return 0;
+}
+
 int corral_controller_run(corral_controller_t *c, const volatile int *stop)
 {
     corral_client_set_abort(c->cl, stop);
+    if (c->o.leader_elect && !c->informing) {
+        int rc = await_lead(c, stop);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+    }
     corral__timers_push(&c->timers, corral__mono_ns() + c->o.node_monitor_period_ns,
                         CORRAL__T_NODES, NULL);
     corral__timers_push(&c->timers, corral__mono_ns() + CORRAL_NS_PER_SEC, CORRAL__T_ISVC, NULL);
     while (!*stop) {
+        if (c->lead && corral_leader_lost(c->lead)) {
+            corral__ctl_log(c, "lost the lead; exiting so that another replica takes over");
+            return CORRAL_EIO;
+        }
         int64_t wait = corral__timers_next(&c->timers, corral__mono_ns());
         int ms = wait < 0 || wait > 1000000000 ? 1000 : (int)(wait / 1000000);
         corral_watch_ev_t *list = corral_evq_take(c->q, ms);

@@ -228,7 +228,16 @@ struct corral_controller {
     atomic_bool isvc_poke;
     struct corral__isvc_state *isvc_state;
     size_t nisvc_state, capisvc_state;
+    unsigned enabled;           /* CORRAL_CTL_* controllers that run */
+    struct corral_leader *lead; /* NULL without leader election */
+    bool informing;             /* the informers are started */
 };
+
+/* Does controller bit (CORRAL_CTL_*) run? */
+static inline bool corral__ctl_on(const corral_controller_t *c, unsigned bit)
+{
+    return (c->enabled & bit) != 0;
+}
 
 /* HTTP helpers (controller.c): path of an object, and requests that log
  * failures. Return the HTTP code (0: no response). */
