@@ -44,6 +44,9 @@ static bool kind_has_status(corral_kind_t k)
     case CORRAL_KIND_RESOURCEQUOTA:
     case CORRAL_KIND_LOCALMODELCACHE: /* as KServe's CRDs: the node group and runtimes have none */
     case CORRAL_KIND_LOCALMODELNODE:
+    case CORRAL_KIND_DEPLOYMENT:
+    case CORRAL_KIND_DAEMONSET:
+    case CORRAL_KIND_CRD:
         return true;
     default:
         return false; /* e.g. Volcano's PodGroup CRD has no status subresource */
@@ -63,7 +66,8 @@ static void res_init(void)
         memcpy(r->name, r->key, sizeof(r->name));
         snprintf(r->list_kind, sizeof(r->list_kind), "%sList", r->info->name);
         r->has_status = kind_has_status((corral_kind_t)k);
-        r->has_scale = k == CORRAL_KIND_VCJOB || k == CORRAL_KIND_ISVC;
+        r->has_scale =
+            k == CORRAL_KIND_VCJOB || k == CORRAL_KIND_ISVC || k == CORRAL_KIND_DEPLOYMENT;
         r->return_deleted = k == CORRAL_KIND_POD;
         /* Nodes register with their status (kubelet sends capacity on create). */
         r->status_on_create = k == CORRAL_KIND_NODE || !r->has_status;
