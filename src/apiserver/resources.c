@@ -154,7 +154,9 @@ void corral__h_version(corral__req_t *r)
                       "\"gitTreeState\":\"clean\",\"buildDate\":\"1970-01-01T00:00:00Z\","
                       "\"goVersion\":\"none (corral is written in C)\",\"compiler\":\"gcc\","
                       "\"platform\":\"linux/%s\"}",
-                      CORRAL__VERSION_MAJOR, CORRAL__VERSION_MINOR, CORRAL__GIT_VERSION, arch);
+                      CORRAL__VERSION_MAJOR,
+                      corral__strict(r) ? CORRAL__STRICT_MINOR : CORRAL__VERSION_MINOR,
+                      corral__strict(r) ? CORRAL__STRICT_GIT_VERSION : CORRAL__GIT_VERSION, arch);
     corral__reply_buf(r, 200, &b);
 }
 
@@ -365,7 +367,12 @@ static void main_resource_json(corral_buf_t *b, const corral__res_t *res)
     corral_buf_putc(b, '}');
 }
 
-static void subresources_json(corral_buf_t *b, const corral__res_t *res)
+bool corral__scale_served(const corral__req_t *r)
+{
+    return !corral__strict(r) || r->res->info->kind == CORRAL_KIND_DEPLOYMENT;
+}
+
+static void subresources_json(corral_buf_t *b, const corral__res_t *res, bool strict)
 {
     const corral_kind_info_t *i = res->info;
     char name[128];
@@ -390,7 +397,7 @@ static void subresources_json(corral_buf_t *b, const corral__res_t *res)
                       "[\"get\",\"patch\",\"update\"]");
         corral_buf_putc(b, '}');
     }
-    if (res->has_scale) {
+    if (res->has_scale && (!strict || i->kind == CORRAL_KIND_DEPLOYMENT)) {
         snprintf(name, sizeof(name), "%s/scale", i->plural);
         corral_buf_putc(b, ',');
         resource_json(b, name, "", i->namespaced, "autoscaling", "v1", "Scale",
@@ -431,7 +438,7 @@ static void resource_list(corral__req_t *r, const char *group, const char *versi
         if (k++)
             corral_buf_putc(&b, ',');
         main_resource_json(&b, &all[i]);
-        subresources_json(&b, &all[i]);
+        subresources_json(&b, &all[i], corral__strict(r));
     }
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(reviews); i++) {
         if (strcmp(reviews[i].group, group) != 0 || strcmp(reviews[i].version, version) != 0)

@@ -114,8 +114,21 @@ void corral__reply_scale(corral__req_t *r, int code, const char *json, size_t le
     corral__reply_buf(r, code, &b);
 }
 
+/* Volcano's and KServe's CRDs declare no scale subresource: in strict
+ * mode their /scale is what kube-apiserver answers, 404. */
+static bool scale_served(corral__req_t *r)
+{
+    if (corral__scale_served(r))
+        return true;
+    corral__status(r, 404, "NotFound", NULL, NULL,
+                   "the server could not find the requested resource");
+    return false;
+}
+
 void corral__h_scale_get(corral__req_t *r)
 {
+    if (!scale_served(r))
+        return;
     corral__cur_t cur;
     if (corral__read_current(r, &cur))
         corral__reply_scale(r, 200, cur.row.json, cur.row.json_len);
@@ -213,6 +226,8 @@ static void scale_to(corral__req_t *r, corral__cur_t *cur, const corral_val_t *s
 
 void corral__h_scale_update(corral__req_t *r)
 {
+    if (!scale_served(r))
+        return;
     corral_val_t *in = corral__body_tree(r);
     if (!in)
         return;
@@ -223,6 +238,8 @@ void corral__h_scale_update(corral__req_t *r)
 
 void corral__h_scale_patch(corral__req_t *r)
 {
+    if (!scale_served(r))
+        return;
     size_t len = 0;
     const char *ct = corral_http_header(r->http, "content-type", &len);
     char type[64] = "";

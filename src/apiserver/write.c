@@ -354,6 +354,11 @@ static bool admit_priority(corral__req_t *r, corral_val_t *obj)
     if (!spec || spec->kind != CORRAL_VAL_MAP)
         return true;
     const char *pcn = corral_val_get_str(spec, "priorityClassName");
+    if (!pcn || !*pcn) {
+        pcn = corral__strict_default_priority(r);
+        if (pcn)
+            corral_val_set(r->a, spec, "priorityClassName", corral_val_new_str(r->a, pcn));
+    }
     int64_t value = 0;
     const char *policy = NULL;
     if (pcn && *pcn) {
@@ -450,7 +455,9 @@ void corral__h_create(corral__req_t *r)
         return;
     const char *rv = corral__meta_str(obj, "resourceVersion");
     if (rv && *rv) {
-        corral__status(r, 400, "BadRequest", NULL, NULL,
+        /* kube-apiserver answers 500 (docs/apiserver.md); 400 says what it is. */
+        int code = corral__strict(r) ? 500 : 400;
+        corral__status(r, code, code == 500 ? "InternalError" : "BadRequest", NULL, NULL,
                        "resourceVersion should not be set on objects to be created");
         return;
     }
@@ -690,7 +697,8 @@ static bool deletion_complete(const corral_val_t *obj)
  * node agent: its grace period is over. */
 static void confirm_terminated(corral__req_t *r, corral_val_t *next)
 {
-    if (r->res->info->kind != CORRAL_KIND_POD)
+    /* kube-apiserver waits for kubelet's DELETE with gracePeriodSeconds=0. */
+    if (r->res->info->kind != CORRAL_KIND_POD || corral__strict(r))
         return;
     corral_val_t *m = corral_val_get(next, "metadata");
     const char *phase = corral_val_get_str(corral_val_get(next, "status"), "phase");
@@ -743,8 +751,9 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
     corral_val_t *nm = corral__meta(r->a, next);
     confirm_terminated(r, next);
     corral_obj_t *o = NULL;
-    if (!corral__validate(r, next, &o) || !corral__admit_rbac(r, o, cur->tree) ||
-        !corral__admit_node(r, next, cur->tree))
+    if (!corral__validate(r, next, &o) ||
+        (!(flags & CORRAL__UPD_BINDING) && !corral__strict_update_ok(r, cur->tree, next)) ||
+        !corral__admit_rbac(r, o, cur->tree) || !corral__admit_node(r, next, cur->tree))
         return;
     if (o->info->kind == CORRAL_KIND_CRD && !r->sub)
         after_validate(r->a, next, o); /* names and storage version as the spec says */
@@ -799,6 +808,12 @@ corral_val_t *corral__merge_for(corral__req_t *r, const corral__cur_t *cur, corr
         if (r->res->info->kind == CORRAL_KIND_POD && ann && ann->kind == CORRAL_VAL_MAP)
             corral_val_set(r->a, corral__meta(r->a, next), "annotations",
                            corral_val_copy(r->a, ann));
+        /* Upstream's pod status strategy keeps the labels sent too. */
+        const corral_val_t *labels = corral_val_dig(in, "metadata.labels");
+        if (r->res->info->kind == CORRAL_KIND_POD && corral__strict(r) && labels &&
+            labels->kind == CORRAL_VAL_MAP)
+            corral_val_set(r->a, corral__meta(r->a, next), "labels",
+                           corral_val_copy(r->a, labels));
         return next;
     }
     if (r->res->has_status) {
