@@ -18,12 +18,16 @@
 . tests/cli/lib.bash
 . tests/cli/apiserver_lib.bash
 . tests/cli/kube_lib.bash
-command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null ||
-    { echo "python3-yaml is not installed"; exit 77; }
+# Debian's python3 with python3-yaml (tools/deps.sh test installs it).
+PYTHON=/usr/bin/python3
+if ! "$PYTHON" -c 'import yaml' 2>/dev/null; then
+    echo "python3-yaml is not installed"
+    exit 77
+fi
 find_kubectl
 trap 'stop_server; rm -rf "$TMP"' EXIT
 K=deploy/kubernetes
-PY="python3 tests/deploy/kube_manifests.py"
+km() { "$PYTHON" tests/deploy/kube_manifests.py "$@"; }
 
 # The kubectls: Debian's (1.20) and /usr/bin/kubectl when it is another one.
 KUBECTLS=("$KUBECTL")
@@ -39,12 +43,12 @@ for dir in "$K" "$K/overlays/beside-volcano" "$K/overlays/beside-kserve" "$K/ove
     for k in "${KUBECTLS[@]}"; do
         "$k" kustomize "$dir" >"$TMP/$tag.$i.yaml" 2>"$TMP/$tag.$i.err" ||
             fail "$k kustomize $dir: $(cat "$TMP/$tag.$i.err")"
-        [ "$i" -gt 0 ] && { expect_exit 0 $PY same "$TMP/$tag.0.yaml" "$TMP/$tag.$i.yaml"; }
+        [ "$i" -gt 0 ] && { expect_exit 0 km same "$TMP/$tag.0.yaml" "$TMP/$tag.$i.yaml"; }
         i=$((i + 1))
     done
 done
 R=$TMP/kubernetes.0.yaml
-crds_in() { $PY crds "$1"; }
+crds_in() { km crds "$1"; }
 all_crds=$(crds_in "$R")
 case "$(crds_in "$TMP/beside-volcano.0.yaml")" in
 *volcano*) fail "beside-volcano renders Volcano's CRDs" ;;
@@ -61,7 +65,7 @@ grep -q '^kind: PodMonitor' "$TMP/prometheus-operator.0.yaml" || fail "no PodMon
 [ "$(echo "$all_crds" | wc -w)" = 12 ] || fail "CRDs rendered: $all_crds"
 
 # --- the CRDs are generated, and up to date ---
-expect_exit 0 python3 tools/gen_crds.py --corral "$CORRAL" --out "$TMP/crds"
+expect_exit 0 "$PYTHON" tools/gen_crds.py --corral "$CORRAL" --out "$TMP/crds"
 expect_out "12 CRDs written"
 diff -r "$K/crds" "$TMP/crds" >"$TMP/crds.diff" ||
     fail "deploy/kubernetes/crds is not what tools/gen_crds.py makes now (run it and commit):
@@ -72,23 +76,23 @@ sed -i 's/shortNames:/shortNames:\n    - edited/' "$TMP/crds-edited/volcano/sche
 diff -rq "$TMP/crds" "$TMP/crds-edited" >/dev/null && fail "an edited CRD compares equal"
 
 # --- contents ---
-expect_exit 0 $PY check "$R" "$CORRAL"
+expect_exit 0 km check "$R" "$CORRAL"
 # ... a broken rendering is caught: a privileged agent, a flag the binary lacks.
 sed -e 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' \
     -e 's/--scheduler-name=corral/--scheduler-names=corral/' "$R" >"$TMP/bad.yaml"
-expect_exit 1 $PY check "$TMP/bad.yaml" "$CORRAL"
+expect_exit 1 km check "$TMP/bad.yaml" "$CORRAL"
 expect_out "without privilege escalation"
 expect_out "has no flag --scheduler-names"
 
 # --- corral validate ---
-$PY pods "$R" >"$TMP/pods.yaml" || fail "pod templates"
+km pods "$R" >"$TMP/pods.yaml" || fail "pod templates"
 expect_exit 0 "$CORRAL" validate --strict -f "$TMP/pods.yaml"
 expect_out "ok  Pod/corral-system/corral-agent"
 if "$CORRAL" validate -f "$TMP/pods.yaml" -f - <<<'{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"}}' 2>&1 |
     grep -q 'unknown kind "Deployment"'; then
     # This binary predates apps/v1 and CRDs (the strict part): validate the rest.
     echo "note: corral validate has no Deployment, DaemonSet or CRD kinds: those are checked as Pods only"
-    $PY drop Deployment DaemonSet CustomResourceDefinition <"$R" >"$TMP/rest.yaml"
+    km drop Deployment DaemonSet CustomResourceDefinition <"$R" >"$TMP/rest.yaml"
     expect_exit 0 "$CORRAL" validate --strict -f "$TMP/rest.yaml"
 else
     expect_exit 0 "$CORRAL" validate --strict -f "$R"
@@ -120,7 +124,7 @@ for k in "${KUBECTLS[@]}"; do
     expect_call 404 GET /apis/apps/v1/namespaces/corral-system/deployments/corral-scheduler
     expect_call 404 GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobs.batch.volcano.sh
     # a Deployment whose selector does not match its template is refused
-    $PY break "$R" >"$TMP/broken.yaml"
+    km break "$R" >"$TMP/broken.yaml"
     expect_exit 1 "$k" --kubeconfig "$TMP/kubeconfig" apply --dry-run=server -f "$TMP/broken.yaml"
     expect_out "selector"
 done
