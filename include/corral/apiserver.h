@@ -44,6 +44,9 @@ typedef struct corral_apiserver_opts {
     /* The built-in metrics-server's scrape period of the node agents'
      * /metrics/resource (default 15000); negative: no scrapes. */
     int metrics_resolution_ms;
+    /* Behave as kube-apiserver for every call Corral's components make:
+     * each Corral-only shortcut is off (docs/apiserver.md, "Strict mode"). */
+    bool strict;
 } corral_apiserver_opts_t;
 
 /* Open the store in opts->data_dir, load the token file and the TLS

@@ -62,6 +62,10 @@ typedef enum corral_kind {
     CORRAL_KIND_LOCALMODELNODEGROUP,
     CORRAL_KIND_LOCALMODELNODE,
     CORRAL_KIND_CONTROLLERREVISION, /* apps/v1 */
+    /* Stored and validated, run by no controller (src/model/apps_kinds.c) */
+    CORRAL_KIND_DEPLOYMENT, /* apps/v1 */
+    CORRAL_KIND_DAEMONSET,  /* apps/v1 */
+    CORRAL_KIND_CRD,        /* apiextensions.k8s.io/v1 CustomResourceDefinition */
     CORRAL_KIND_COUNT
 } corral_kind_t;
 
@@ -806,6 +810,25 @@ typedef struct corral_controller_revision {
     const corral_val_t *data; /* as written */
 } corral_controller_revision_t;
 
+/* apps/v1 Deployment and DaemonSet: validated as upstream, run by nothing
+ * in Corral (a cluster's kube-controller-manager runs them). */
+typedef struct corral_workload {
+    int32_t replicas;         /* Deployment spec.replicas (default 1); 0 for a DaemonSet */
+    corral_selector_t selector;
+    corral_pod_template_t tmpl;
+    const char *strategy;     /* Deployment strategy.type / DaemonSet updateStrategy.type */
+    int32_t min_ready_seconds;
+} corral_workload_t;
+
+/* apiextensions.k8s.io/v1 CustomResourceDefinition: validated as upstream
+ * (names, group, scope, versions, structural schemas), stored only. */
+typedef struct corral_crd {
+    const char *group, *scope;
+    const char *plural, *singular, *kind, *list_kind;
+    const char *storage_version; /* the version marked storage */
+    bool served_by_corral;       /* a served version names a kind of the registry */
+} corral_crd_t;
+
 /* KServe's MatchStorageURI: storage_uri equals cached_uri or lies under it
  * at a '/' boundary (one trailing slash of each ignored). */
 bool corral_storage_uri_match(const char *cached_uri, const char *storage_uri);
@@ -879,6 +902,8 @@ struct corral_obj {
         corral_local_model_node_group_t *lmng;
         corral_local_model_node_t *lmn;
         corral_controller_revision_t *crev;
+        corral_workload_t *workload; /* Deployment, DaemonSet */
+        corral_crd_t *crd;
     } u;
 };
 

@@ -37,6 +37,9 @@ typedef enum corral_schema_type {
     CORRAL_SCHEMA_RAW,         /* runtime.RawExtension: embedded JSON */
     CORRAL_SCHEMA_FIELDSV1,    /* meta/v1 FieldsV1: embedded JSON */
     CORRAL_SCHEMA_ANY,         /* any JSON value (x-kubernetes-preserve-unknown-fields) */
+    /* apiextensions/v1 JSON (a CRD schema's default, enum, example): any JSON
+     * value; on the wire embedded JSON bytes, as RAW. */
+    CORRAL_SCHEMA_JSON,
 } corral_schema_type_t;
 
 /* Field flags. */

@@ -51,6 +51,9 @@
 #define CORRAL__VERSION_MAJOR "1"
 #define CORRAL__VERSION_MINOR "20"
 #define CORRAL__GIT_VERSION   "v1.20.0-corral.0.1.0"
+/* What `corral apiserver --strict` reports: a current Kubernetes. */
+#define CORRAL__STRICT_MINOR       "32"
+#define CORRAL__STRICT_GIT_VERSION "v1.32.0-corral.0.1.0"
 #define CORRAL__SA_KEY_LEN    32
 
 /* Reads done in slices (server.c): big lists and a watch's initial events
@@ -299,6 +302,22 @@ void corral__msrv_init(corral_apiserver_t *s);
 void corral__msrv_free(corral_apiserver_t *s);
 void corral__h_nodemetrics(corral__req_t *r); /* list and get */
 void corral__h_podmetrics(corral__req_t *r);  /* list (one or every namespace) and get */
+
+/* Is r served in strict mode (docs/apiserver.md, "Strict mode")? */
+static inline bool corral__strict(const corral__req_t *r)
+{
+    return r->srv->opts.strict;
+}
+/* A scale subresource kube-apiserver has (Deployments); the others are
+ * Corral's, off in strict mode. */
+bool corral__scale_served(const corral__req_t *r);
+/* strict.c: kube's per-kind update rules (pod spec, immutable selectors and
+ * values) in strict mode; replies 422 and returns false when cur -> next
+ * breaks one. Always true outside strict mode. */
+bool corral__strict_update_ok(corral__req_t *r, const corral_val_t *cur, const corral_val_t *next);
+/* The globalDefault PriorityClass's name in strict mode (kube's Priority
+ * admission gives it to pods without a class), else NULL. */
+const char *corral__strict_default_priority(corral__req_t *r);
 
 /* --- status.c ------------------------------------------------------------------- */
 

@@ -423,6 +423,8 @@ bool corral__validate(corral__req_t *r, corral_val_t *obj, corral_obj_t **out)
     rc = corral_obj_decode(r->a, obj, NULL, &d, out);
     bool bad = report_invalid(r, obj, rc, *out, &d);
     corral_diag_fini(&d);
+    if (!bad && (*out)->info->kind == CORRAL_KIND_CRD && !(*out)->u.crd->served_by_corral)
+        add_warning_text(r, NULL, "objects of this CRD are not served by corral apiserver");
     return !bad;
 }
 

@@ -248,7 +248,8 @@ static corral_val_t *type_schema(gen_t *g, int t, const corral_schema_msg_t *msg
         return builtin_ref(g, BI_RAW);
     case CORRAL_SCHEMA_FIELDSV1:
         return builtin_ref(g, BI_FIELDSV1);
-    case CORRAL_SCHEMA_ANY: {
+    case CORRAL_SCHEMA_ANY:
+    case CORRAL_SCHEMA_JSON: {
         corral_val_t *m = new_map(g);
         put_true(g, m, "x-kubernetes-preserve-unknown-fields");
         return m;
@@ -441,8 +442,10 @@ static void pb_named_schemas(corral_buf_t *out, unsigned field, const corral_val
     corral_buf_fini(&named);
 }
 
-/* NamedAny { name, Any { yaml } }: the value as JSON, which is YAML too. */
-static void pb_extension(corral_buf_t *out, const char *name, const corral_val_t *v)
+/* NamedAny { name, Any { yaml } }: the value as JSON, which is YAML too;
+ * field: the vendor_extension field of the enclosing message. */
+static void pb_extension(corral_buf_t *out, unsigned field, const char *name,
+                         const corral_val_t *v)
 {
     corral_buf_t json, any, named;
     corral_buf_init(&json);
@@ -453,7 +456,7 @@ static void pb_extension(corral_buf_t *out, const char *name, const corral_val_t
     pb_msg(&any, 2, &json);
     pb_str(&named, 1, name);
     pb_msg(&named, 2, &any);
-    pb_msg(out, 31, &named); /* Schema.vendor_extension */
+    pb_msg(out, field, &named);
     corral_buf_fini(&json);
     corral_buf_fini(&any);
     corral_buf_fini(&named);
@@ -491,30 +494,125 @@ static void pb_schema(corral_buf_t *out, const corral_val_t *s)
             pb_msg(out, 25, &props);
             corral_buf_fini(&props);
         } else if (strncmp(k, "x-", 2) == 0) {
-            pb_extension(out, k, v);
+            pb_extension(out, 31, k, v); /* Schema.vendor_extension */
         }
     }
 }
 
-static void pb_document(corral_buf_t *out, const corral_val_t *defs)
+static void pb_varint_field(corral_buf_t *b, unsigned field, uint64_t v)
 {
-    corral_buf_t info_b, defs_b, empty;
+    pb_varint(b, (uint64_t)field << 3);
+    pb_varint(b, v);
+}
+
+/* ParametersItem { Parameter { NonBodyParameter { QueryParameterSubSchema
+ * {in, name, type, unique_items} } } } of a v2 query parameter tree. */
+static void pb_query_param(corral_buf_t *out, const corral_val_t *p)
+{
+    corral_buf_t q, nb, par, item;
+    corral_buf_init(&q);
+    corral_buf_init(&nb);
+    corral_buf_init(&par);
+    corral_buf_init(&item);
+    pb_str(&q, 2, "query");
+    pb_str(&q, 4, corral_val_get_str(p, "name"));
+    pb_str(&q, 6, "string");
+    pb_varint_field(&q, 20, 1);
+    pb_msg(&nb, 3, &q);
+    pb_msg(&par, 2, &nb);
+    pb_msg(&item, 1, &par);
+    pb_msg(out, 8, &item); /* Operation.parameters */
+    corral_buf_fini(&q);
+    corral_buf_fini(&nb);
+    corral_buf_fini(&par);
+    corral_buf_fini(&item);
+}
+
+/* openapi_v2.Operation from an operation tree (operation()). */
+static void pb_operation(corral_buf_t *out, const corral_val_t *op)
+{
+    pb_str(out, 3, corral_val_get_str(op, "description"));
+    pb_str(out, 5, corral_val_get_str(op, "operationId"));
+    const corral_val_t *params = corral_val_get(op, "parameters");
+    for (size_t i = 0; params && i < params->n; i++)
+        pb_query_param(out, params->items[i]);
+    corral_buf_t resp, rv, named, codes;
+    corral_buf_init(&resp);
+    corral_buf_init(&rv);
+    corral_buf_init(&named);
+    corral_buf_init(&codes);
+    pb_str(&resp, 1, "OK");   /* Response.description */
+    pb_msg(&rv, 1, &resp);    /* ResponseValue.response */
+    pb_str(&named, 1, "200"); /* NamedResponseValue */
+    pb_msg(&named, 2, &rv);
+    pb_msg(&codes, 1, &named); /* Responses.response_code */
+    pb_msg(out, 9, &codes);
+    corral_buf_fini(&resp);
+    corral_buf_fini(&rv);
+    corral_buf_fini(&named);
+    corral_buf_fini(&codes);
+    for (size_t i = 0; i < op->n; i++) {
+        const char *k = op->pairs[i].key->s;
+        if (strncmp(k, "x-", 2) == 0) { /* Operation.vendor_extension (13) */
+            pb_extension(out, 13, k, op->pairs[i].val);
+        }
+    }
+}
+
+/* Paths { NamedPathItem { name, PathItem { get = 2, patch = 8 } } }. */
+static void pb_paths(corral_buf_t *out, const corral_val_t *paths)
+{
+    corral_buf_t item, named, op;
+    corral_buf_init(&item);
+    corral_buf_init(&named);
+    corral_buf_init(&op);
+    for (size_t i = 0; paths && i < paths->n; i++) {
+        corral_buf_reset(&item);
+        corral_buf_reset(&named);
+        const corral_val_t *pi = paths->pairs[i].val;
+        static const struct {
+            const char *method;
+            unsigned field;
+        } methods[] = {{"get", 2}, {"patch", 8}};
+        for (size_t m = 0; m < CORRAL_ARRAY_LEN(methods); m++) {
+            const corral_val_t *o = corral_val_get(pi, methods[m].method);
+            if (!o)
+                continue;
+            corral_buf_reset(&op);
+            pb_operation(&op, o);
+            pb_msg(&item, methods[m].field, &op);
+        }
+        pb_str(&named, 1, paths->pairs[i].key->s);
+        pb_msg(&named, 2, &item);
+        pb_msg(out, 2, &named); /* Paths.path */
+    }
+    corral_buf_fini(&item);
+    corral_buf_fini(&named);
+    corral_buf_fini(&op);
+}
+
+static void pb_document(corral_buf_t *out, const corral_val_t *defs, const corral_val_t *paths)
+{
+    corral_buf_t info_b, defs_b, paths_b;
     corral_buf_init(&info_b);
     corral_buf_init(&defs_b);
-    corral_buf_init(&empty);
+    corral_buf_init(&paths_b);
     pb_str(&info_b, 1, "Kubernetes");        /* Info.title */
     pb_str(&info_b, 2, CORRAL__GIT_VERSION); /* Info.version */
     pb_named_schemas(&defs_b, 1, defs);      /* Definitions.additional_properties */
-    pb_str(out, 1, "2.0");                   /* Document.swagger */
-    pb_msg(out, 2, &info_b);                 /* Document.info */
-    pb_msg(out, 8, &empty);                  /* Document.paths */
-    pb_msg(out, 9, &defs_b);                 /* Document.definitions */
+    pb_paths(&paths_b, paths);
+    pb_str(out, 1, "2.0");     /* Document.swagger */
+    pb_msg(out, 2, &info_b);   /* Document.info */
+    pb_msg(out, 8, &paths_b);  /* Document.paths */
+    pb_msg(out, 9, &defs_b);   /* Document.definitions */
     corral_buf_fini(&info_b);
     corral_buf_fini(&defs_b);
-    corral_buf_fini(&empty);
+    corral_buf_fini(&paths_b);
 }
 
 /* --- the documents -------------------------------------------------------------------------- */
+
+static void add_paths(gen_t *g, corral_val_t *paths, const corral_kind_info_t *k);
 
 static void build_v2(corral__openapi_t *o)
 {
@@ -524,15 +622,18 @@ static void build_v2(corral__openapi_t *o)
         add_def(&g, corral_schema_at(i));
     size_t nres;
     const corral__res_t *all = corral__res_all(&nres);
-    for (size_t i = 0; i < nres; i++)
+    corral_val_t *paths = new_map(&g);
+    for (size_t i = 0; i < nres; i++) {
         add_kind(&g, all[i].info);
+        add_paths(&g, paths, all[i].info);
+    }
     corral_val_t *doc = new_map(&g);
     put_str(&g, doc, "swagger", "2.0");
     corral_val_set(g.a, doc, "info", info(&g));
-    corral_val_set(g.a, doc, "paths", new_map(&g));
+    corral_val_set(g.a, doc, "paths", paths);
     corral_val_set(g.a, doc, "definitions", g.defs);
     corral_val_to_json(doc, &o->v2_json, false);
-    pb_document(&o->v2_pb, g.defs);
+    pb_document(&o->v2_pb, g.defs, paths);
     hash_hex(&o->v2_json, o->v2_hash);
     corral_arena_free(g.a);
 }
@@ -551,7 +652,12 @@ static corral_val_t *operation(gen_t *g, const corral_kind_info_t *k, const char
         corral_val_t *p = new_map(g);
         put_str(g, p, "name", params[i]);
         put_str(g, p, "in", "query");
-        corral_val_set(g->a, p, "schema", typed(g, "string", NULL));
+        if (g->v3) {
+            corral_val_set(g->a, p, "schema", typed(g, "string", NULL));
+        } else {
+            put_str(g, p, "type", "string");
+            put_true(g, p, "uniqueItems");
+        }
         corral_val_push(g->a, list, p);
     }
     if (list->n)

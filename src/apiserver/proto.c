@@ -389,6 +389,7 @@ static int decode_value(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_
         return f->msg ? decode_msg(c, f->msg, sub, *out) : 0;
     case CORRAL_SCHEMA_RAW:
     case CORRAL_SCHEMA_FIELDSV1:
+    case CORRAL_SCHEMA_JSON:
         return embedded_val(c, sub, out);
     default:
         return special_val(c, f->type, sub, out);
@@ -460,7 +461,8 @@ static int decode_entry(pb_ctx_t *c, const corral_schema_field_t *f, pb_rd_t r, 
             val = corral_val_new_str(c->a, "");
         else if (f->type == CORRAL_SCHEMA_MSG)
             val = new_map(c->a);
-        else if (f->type == CORRAL_SCHEMA_RAW || f->type == CORRAL_SCHEMA_FIELDSV1)
+        else if (f->type == CORRAL_SCHEMA_RAW || f->type == CORRAL_SCHEMA_FIELDSV1 ||
+                 f->type == CORRAL_SCHEMA_JSON)
             val = corral_val_new(c->a, CORRAL_VAL_NULL);
         else if ((rc = special_val(c, f->type, empty, &val)))
             return rc;

@@ -44,6 +44,9 @@ static bool kind_has_status(corral_kind_t k)
     case CORRAL_KIND_RESOURCEQUOTA:
     case CORRAL_KIND_LOCALMODELCACHE: /* as KServe's CRDs: the node group and runtimes have none */
     case CORRAL_KIND_LOCALMODELNODE:
+    case CORRAL_KIND_DEPLOYMENT:
+    case CORRAL_KIND_DAEMONSET:
+    case CORRAL_KIND_CRD:
         return true;
     default:
         return false; /* e.g. Volcano's PodGroup CRD has no status subresource */
@@ -63,7 +66,8 @@ static void res_init(void)
         memcpy(r->name, r->key, sizeof(r->name));
         snprintf(r->list_kind, sizeof(r->list_kind), "%sList", r->info->name);
         r->has_status = kind_has_status((corral_kind_t)k);
-        r->has_scale = k == CORRAL_KIND_VCJOB || k == CORRAL_KIND_ISVC;
+        r->has_scale =
+            k == CORRAL_KIND_VCJOB || k == CORRAL_KIND_ISVC || k == CORRAL_KIND_DEPLOYMENT;
         r->return_deleted = k == CORRAL_KIND_POD;
         /* Nodes register with their status (kubelet sends capacity on create). */
         r->status_on_create = k == CORRAL_KIND_NODE || !r->has_status;
@@ -150,7 +154,9 @@ void corral__h_version(corral__req_t *r)
                       "\"gitTreeState\":\"clean\",\"buildDate\":\"1970-01-01T00:00:00Z\","
                       "\"goVersion\":\"none (corral is written in C)\",\"compiler\":\"gcc\","
                       "\"platform\":\"linux/%s\"}",
-                      CORRAL__VERSION_MAJOR, CORRAL__VERSION_MINOR, CORRAL__GIT_VERSION, arch);
+                      CORRAL__VERSION_MAJOR,
+                      corral__strict(r) ? CORRAL__STRICT_MINOR : CORRAL__VERSION_MINOR,
+                      corral__strict(r) ? CORRAL__STRICT_GIT_VERSION : CORRAL__GIT_VERSION, arch);
     corral__reply_buf(r, 200, &b);
 }
 
@@ -361,7 +367,12 @@ static void main_resource_json(corral_buf_t *b, const corral__res_t *res)
     corral_buf_putc(b, '}');
 }
 
-static void subresources_json(corral_buf_t *b, const corral__res_t *res)
+bool corral__scale_served(const corral__req_t *r)
+{
+    return !corral__strict(r) || r->res->info->kind == CORRAL_KIND_DEPLOYMENT;
+}
+
+static void subresources_json(corral_buf_t *b, const corral__res_t *res, bool strict)
 {
     const corral_kind_info_t *i = res->info;
     char name[128];
@@ -386,7 +397,7 @@ static void subresources_json(corral_buf_t *b, const corral__res_t *res)
                       "[\"get\",\"patch\",\"update\"]");
         corral_buf_putc(b, '}');
     }
-    if (res->has_scale) {
+    if (res->has_scale && (!strict || i->kind == CORRAL_KIND_DEPLOYMENT)) {
         snprintf(name, sizeof(name), "%s/scale", i->plural);
         corral_buf_putc(b, ',');
         resource_json(b, name, "", i->namespaced, "autoscaling", "v1", "Scale",
@@ -427,7 +438,7 @@ static void resource_list(corral__req_t *r, const char *group, const char *versi
         if (k++)
             corral_buf_putc(&b, ',');
         main_resource_json(&b, &all[i]);
-        subresources_json(&b, &all[i]);
+        subresources_json(&b, &all[i], corral__strict(r));
     }
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(reviews); i++) {
         if (strcmp(reviews[i].group, group) != 0 || strcmp(reviews[i].version, version) != 0)

@@ -108,7 +108,7 @@ static const route_t routes[] = {
      "replace status only (spec and metadata changes are ignored)"},
     {"PATCH", NS_OBJ "/status", SC_NS, true, -1, corral__h_patch, "patch status only"},
     {"GET", NS_OBJ "/scale", SC_NS, SUB_SCALE, -1, corral__h_scale_get,
-     "autoscaling/v1 Scale of a Volcano Job or an InferenceService (scale.c)"},
+     "autoscaling/v1 Scale of a Deployment, a Volcano Job or an InferenceService (scale.c)"},
     {"PUT", NS_OBJ "/scale", SC_NS, SUB_SCALE, -1, corral__h_scale_update,
      "set spec.replicas from a Scale; answers the new Scale"},
     {"PATCH", NS_OBJ "/scale", SC_NS, SUB_SCALE, -1, corral__h_scale_patch,
@@ -297,15 +297,16 @@ void corral_apiserver_print_routes(FILE *fp)
     fprintf(fp,
             "\n## Not served\n\n"
             "Requests for these get 404 (or 405), as from a kube-apiserver without them:\n\n"
-            "- Workload APIs Corral's controllers do not run: `apps/v1` Deployments,\n"
-            "  ReplicaSets, StatefulSets, DaemonSets (ControllerRevisions are served: the\n"
-            "  InferenceService controller keeps its revisions in them), `batch/v1` Jobs\n"
-            "  and CronJobs,\n"
+            "- Workload APIs Corral's controllers do not run: `apps/v1` ReplicaSets and\n"
+            "  StatefulSets (Deployments and DaemonSets are stored and validated, run by\n"
+            "  nothing; ControllerRevisions are served: the InferenceService controller\n"
+            "  keeps its revisions in them), `batch/v1` Jobs and CronJobs,\n"
             "  `autoscaling` HorizontalPodAutoscalers, PodDisruptionBudgets.\n"
             "- Networking and storage: Ingress, NetworkPolicy, EndpointSlices,\n"
             "  PersistentVolumes and claims, StorageClasses, CSI objects.\n"
-            "- CustomResourceDefinitions and API aggregation (`apiextensions.k8s.io`,\n"
-            "  `apiregistration.k8s.io`): the Volcano, KServe and Corral kinds are built in.\n"
+            "- Objects of CustomResourceDefinitions (CRDs are stored and validated; the\n"
+            "  Volcano, KServe and Corral kinds are built in) and API aggregation\n"
+            "  (`apiregistration.k8s.io`).\n"
             "- Admission webhooks, certificates (CSRs), TokenReview, SubjectAccessReview\n"
             "  and LocalSubjectAccessReview, FlowSchemas.\n"
             "- Subresources `pods/exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers`,\n"

@@ -1,6 +1,7 @@
 /*
- * The scale subresource (autoscaling/v1 Scale) of Volcano Jobs and KServe
- * InferenceServices, so `kubectl scale` works on them. Neither upstream CRD
+ * The scale subresource (autoscaling/v1 Scale) of apps/v1 Deployments (as
+ * upstream), Volcano Jobs and KServe InferenceServices, so `kubectl scale`
+ * works on them. Neither upstream CRD
  * declares one; Corral maps it onto the field that decides how many pods
  * run (docs/decisions.md, "scale subresource"):
  *   - a Volcano Job: spec.replicas is the sum of its tasks' replicas;
@@ -46,6 +47,22 @@ static void scale_of(const corral__res_t *res, const corral_val_t *obj, int64_t 
             *spec += int_at(tasks->items[i], "replicas", 0);
         *status = int_at(obj, "status.running", 0);
         *selector = corral_arena_printf(a, "%s=%s", CORRAL_VC_JOB_NAME, name ? name : "");
+    } else if (res->info->kind == CORRAL_KIND_DEPLOYMENT) {
+        /* Upstream's: spec.replicas, status.replicas, the selector as a
+         * label selector string (matchLabels only; expressions are not
+         * rendered). */
+        *spec = int_at(obj, "spec.replicas", 1);
+        *status = int_at(obj, "status.replicas", 0);
+        const corral_val_t *ml = corral_val_dig(obj, "spec.selector.matchLabels");
+        corral_buf_t b;
+        corral_buf_init(&b);
+        for (size_t i = 0; ml && ml->kind == CORRAL_VAL_MAP && i < ml->n; i++) {
+            if (ml->pairs[i].val->kind == CORRAL_VAL_STR)
+                corral_buf_printf(&b, "%s%s=%s", b.len ? "," : "", ml->pairs[i].key->s,
+                                  ml->pairs[i].val->s);
+        }
+        *selector = corral_arena_strdup(a, corral_buf_str(&b));
+        corral_buf_fini(&b);
     } else {
         *spec = int_at(obj, "spec.predictor.minReplicas", 1);
         *status = 0;
@@ -97,8 +114,21 @@ void corral__reply_scale(corral__req_t *r, int code, const char *json, size_t le
     corral__reply_buf(r, code, &b);
 }
 
+/* Volcano's and KServe's CRDs declare no scale subresource: in strict
+ * mode their /scale is what kube-apiserver answers, 404. */
+static bool scale_served(corral__req_t *r)
+{
+    if (corral__scale_served(r))
+        return true;
+    corral__status(r, 404, "NotFound", NULL, NULL,
+                   "the server could not find the requested resource");
+    return false;
+}
+
 void corral__h_scale_get(corral__req_t *r)
 {
+    if (!scale_served(r))
+        return;
     corral__cur_t cur;
     if (corral__read_current(r, &cur))
         corral__reply_scale(r, 200, cur.row.json, cur.row.json_len);
@@ -147,6 +177,10 @@ static bool apply_replicas(corral__req_t *r, corral_val_t *next, int64_t n)
         return true;
     }
     corral_val_t *spec = corral_val_ensure_map(r->a, next, "spec");
+    if (r->res->info->kind == CORRAL_KIND_DEPLOYMENT) {
+        set_int(r->a, spec, "replicas", n);
+        return true;
+    }
     corral_val_t *pred = corral_val_ensure_map(r->a, spec, "predictor");
     set_int(r->a, pred, "minReplicas", n);
     corral_val_t *max = corral_val_get(pred, "maxReplicas");
@@ -192,6 +226,8 @@ static void scale_to(corral__req_t *r, corral__cur_t *cur, const corral_val_t *s
 
 void corral__h_scale_update(corral__req_t *r)
 {
+    if (!scale_served(r))
+        return;
     corral_val_t *in = corral__body_tree(r);
     if (!in)
         return;
@@ -202,6 +238,8 @@ void corral__h_scale_update(corral__req_t *r)
 
 void corral__h_scale_patch(corral__req_t *r)
 {
+    if (!scale_served(r))
+        return;
     size_t len = 0;
     const char *ct = corral_http_header(r->http, "content-type", &len);
     char type[64] = "";

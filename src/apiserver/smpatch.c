@@ -72,6 +72,9 @@ typedef struct sm {
 
 static const list_rule_t *rule_for(const char *path)
 {
+    /* A workload's pod template (apps/v1) merges as a pod. */
+    if (strncmp(path, "spec.template.spec.", 19) == 0)
+        path += 14;
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(list_rules); i++) {
         if (strcmp(list_rules[i].path, path) == 0)
             return &list_rules[i];
@@ -414,7 +417,8 @@ int corral__strategic_patch(corral_arena_t *a, corral_val_t **target, const corr
 bool corral__strategic_supported(const corral_kind_info_t *k)
 {
     size_t n = strlen(k->group);
-    return n == 0 || (n > 7 && strcmp(k->group + n - 7, ".k8s.io") == 0);
+    return n == 0 || strcmp(k->group, "apps") == 0 ||
+           (n > 7 && strcmp(k->group + n - 7, ".k8s.io") == 0);
 }
 
 char corral__list_type(const char *path, const char **key)

@@ -111,9 +111,69 @@ static void prepare_new(corral_arena_t *a, const corral__res_t *res, corral_val_
     }
 }
 
+static void str_cond(corral_arena_t *a, corral_val_t *conds, const char *type, const char *status,
+                     const char *reason, const char *msg, const char *now)
+{
+    corral_val_t *c = corral_val_new(a, CORRAL_VAL_MAP);
+    corral_val_set(a, c, "type", corral_val_new_str(a, type));
+    corral_val_set(a, c, "status", corral_val_new_str(a, status));
+    corral_val_set(a, c, "lastTransitionTime", corral_val_new_str(a, now));
+    corral_val_set(a, c, "reason", corral_val_new_str(a, reason));
+    corral_val_set(a, c, "message", corral_val_new_str(a, msg));
+    corral_val_push(a, conds, c);
+}
+
+/* A CustomResourceDefinition's status as kube's CRD controllers write it
+ * once its names are accepted: acceptedNames, storedVersions, and the
+ * NamesAccepted and Established conditions (`kubectl wait
+ * --for=condition=Established` works). Established is True only when
+ * Corral serves the kind the CRD names; the others are stored, not served. */
+static void crd_status(corral_arena_t *a, corral_val_t *obj, const corral_obj_t *o)
+{
+    const corral_crd_t *crd = o->u.crd;
+    corral_val_t *st = corral_val_ensure_map(a, obj, "status");
+    corral_val_t *names = corral_val_dig(obj, "spec.names");
+    if (names)
+        corral_val_set(a, st, "acceptedNames", corral_val_copy(a, names));
+    corral_val_t *stored = corral_val_get(st, "storedVersions");
+    if (!stored || stored->kind != CORRAL_VAL_SEQ) {
+        stored = corral_val_new(a, CORRAL_VAL_SEQ);
+        corral_val_set(a, st, "storedVersions", stored);
+    }
+    bool have = false;
+    for (size_t i = 0; crd->storage_version && i < stored->n; i++)
+        have = have || (stored->items[i]->kind == CORRAL_VAL_STR &&
+                        strcmp(stored->items[i]->s, crd->storage_version) == 0);
+    if (crd->storage_version && !have)
+        corral_val_push(a, stored, corral_val_new_str(a, crd->storage_version));
+    char now[40];
+    corral__now_rfc3339(now, sizeof(now));
+    corral_val_t *old = corral_val_get(st, "conditions");
+    bool same = false;
+    for (size_t i = 0; old && old->kind == CORRAL_VAL_SEQ && i < old->n; i++) {
+        const char *type = corral_val_get_str(old->items[i], "type");
+        const char *status = corral_val_get_str(old->items[i], "status");
+        if (type && status && !strcmp(type, "Established"))
+            same = !strcmp(status, crd->served_by_corral ? "True" : "False");
+    }
+    if (same)
+        return; /* keep the transition times */
+    corral_val_t *conds = corral_val_new(a, CORRAL_VAL_SEQ);
+    str_cond(a, conds, "NamesAccepted", "True", "NoConflicts", "no conflicts found", now);
+    if (crd->served_by_corral)
+        str_cond(a, conds, "Established", "True", "InitialNamesAccepted",
+                 "the initial names have been accepted", now);
+    else
+        str_cond(a, conds, "Established", "False", "NotServed",
+                 "objects of this CRD are not served by corral apiserver", now);
+    corral_val_set(a, st, "conditions", conds);
+}
+
 static void after_validate(corral_arena_t *a, corral_val_t *obj, const corral_obj_t *o)
 {
-    if (o->info->kind == CORRAL_KIND_POD) {
+    if (o->info->kind == CORRAL_KIND_CRD) {
+        crd_status(a, obj, o);
+    } else if (o->info->kind == CORRAL_KIND_POD) {
         corral_val_t *st = corral_val_ensure_map(a, obj, "status");
         corral_val_set(a, st, "qosClass", corral_val_new_str(a, qos_class(&o->u.pod->spec)));
     }
@@ -294,6 +354,11 @@ static bool admit_priority(corral__req_t *r, corral_val_t *obj)
     if (!spec || spec->kind != CORRAL_VAL_MAP)
         return true;
     const char *pcn = corral_val_get_str(spec, "priorityClassName");
+    if (!pcn || !*pcn) {
+        pcn = corral__strict_default_priority(r);
+        if (pcn)
+            corral_val_set(r->a, spec, "priorityClassName", corral_val_new_str(r->a, pcn));
+    }
     int64_t value = 0;
     const char *policy = NULL;
     if (pcn && *pcn) {
@@ -390,7 +455,9 @@ void corral__h_create(corral__req_t *r)
         return;
     const char *rv = corral__meta_str(obj, "resourceVersion");
     if (rv && *rv) {
-        corral__status(r, 400, "BadRequest", NULL, NULL,
+        /* kube-apiserver answers 500 (docs/apiserver.md); 400 says what it is. */
+        int code = corral__strict(r) ? 500 : 400;
+        corral__status(r, code, code == 500 ? "InternalError" : "BadRequest", NULL, NULL,
                        "resourceVersion should not be set on objects to be created");
         return;
     }
@@ -630,7 +697,8 @@ static bool deletion_complete(const corral_val_t *obj)
  * node agent: its grace period is over. */
 static void confirm_terminated(corral__req_t *r, corral_val_t *next)
 {
-    if (r->res->info->kind != CORRAL_KIND_POD)
+    /* kube-apiserver waits for kubelet's DELETE with gracePeriodSeconds=0. */
+    if (r->res->info->kind != CORRAL_KIND_POD || corral__strict(r))
         return;
     corral_val_t *m = corral_val_get(next, "metadata");
     const char *phase = corral_val_get_str(corral_val_get(next, "status"), "phase");
@@ -683,9 +751,12 @@ void corral__update_with(corral__req_t *r, const corral__cur_t *cur, corral_val_
     corral_val_t *nm = corral__meta(r->a, next);
     confirm_terminated(r, next);
     corral_obj_t *o = NULL;
-    if (!corral__validate(r, next, &o) || !corral__admit_rbac(r, o, cur->tree) ||
-        !corral__admit_node(r, next, cur->tree))
+    if (!corral__validate(r, next, &o) ||
+        (!(flags & CORRAL__UPD_BINDING) && !corral__strict_update_ok(r, cur->tree, next)) ||
+        !corral__admit_rbac(r, o, cur->tree) || !corral__admit_node(r, next, cur->tree))
         return;
+    if (o->info->kind == CORRAL_KIND_CRD && !r->sub)
+        after_validate(r->a, next, o); /* names and storage version as the spec says */
     /* After validation, which wrote the defaults the stored object has. */
     if (!(flags & CORRAL__UPD_BINDING) && spec_changed(cur->tree, next)) {
         corral_val_t *g = corral_val_get(nm, "generation");
@@ -737,6 +808,12 @@ corral_val_t *corral__merge_for(corral__req_t *r, const corral__cur_t *cur, corr
         if (r->res->info->kind == CORRAL_KIND_POD && ann && ann->kind == CORRAL_VAL_MAP)
             corral_val_set(r->a, corral__meta(r->a, next), "annotations",
                            corral_val_copy(r->a, ann));
+        /* Upstream's pod status strategy keeps the labels sent too. */
+        const corral_val_t *labels = corral_val_dig(in, "metadata.labels");
+        if (r->res->info->kind == CORRAL_KIND_POD && corral__strict(r) && labels &&
+            labels->kind == CORRAL_VAL_MAP)
+            corral_val_set(r->a, corral__meta(r->a, next), "labels",
+                           corral_val_copy(r->a, labels));
         return next;
     }
     if (r->res->has_status) {

@@ -38,6 +38,8 @@ static void apiserver_usage(FILE *fp)
             "  --metrics-resolution DURATION\n"
             "                     scrape period of the node agents' /metrics/resource for\n"
             "                     metrics.k8s.io (`kubectl top`): 15s (default), 500ms, 0 off\n"
+            "  --strict           behave as kube-apiserver for every call the components make:\n"
+            "                     no Corral-only shortcut (docs/apiserver.md, \"Strict mode\")\n"
             "  --print-routes     print the route table as Markdown (docs/api.md) and exit\n"
             "\n"
             "Serves the Kubernetes API subset described in docs/apiserver.md over HTTP(S).\n"
@@ -65,7 +67,8 @@ enum {
     OPT_TOKENS,
     OPT_CERT,
     OPT_KEY,
-    OPT_MRES
+    OPT_MRES,
+    OPT_STRICT
 };
 
 /* "15s", "500ms", "1m", "2" (seconds) into milliseconds; 0 turns scrapes off. */
@@ -98,6 +101,7 @@ static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *r
                                          {"tls-cert-file", required_argument, NULL, OPT_CERT},
                                          {"tls-private-key-file", required_argument, NULL, OPT_KEY},
                                          {"metrics-resolution", required_argument, NULL, OPT_MRES},
+                                         {"strict", no_argument, NULL, OPT_STRICT},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;
@@ -131,6 +135,9 @@ static int parse_opts(int argc, char **argv, corral_apiserver_opts_t *o, bool *r
             break;
         case OPT_ROUTES:
             *routes = true;
+            break;
+        case OPT_STRICT:
+            o->strict = true;
             break;
         case OPT_TOKENS:
             o->token_auth_file = optarg;

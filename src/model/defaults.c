@@ -120,6 +120,90 @@ static void default_pod(corral_arena_t *a, corral_val_t *raw)
     default_containers(a, spec, "initContainers");
 }
 
+/* A workload's pod template: the pod spec's defaults (apps/v1 defaulting
+ * runs the core ones on templates). */
+static void default_template(corral_arena_t *a, corral_val_t *spec)
+{
+    corral_val_t *tmpl = map_at(spec, "template");
+    if (tmpl)
+        default_pod(a, tmpl);
+}
+
+static void set_intstr(corral_arena_t *a, corral_val_t *m, const char *key, const char *pct,
+                       int64_t n)
+{
+    if (!absent(m, key))
+        return;
+    corral_val_set(a, m, key, pct ? corral_val_new_str(a, pct) : corral_val_new_int(a, n));
+}
+
+/* apps/v1 SetDefaults_Deployment and SetDefaults_DaemonSet. */
+static void default_workload(corral_arena_t *a, corral_val_t *raw, bool deployment)
+{
+    corral_val_t *spec = map_at(raw, "spec");
+    if (!spec)
+        return;
+    const char *skey = deployment ? "strategy" : "updateStrategy";
+    corral_val_t *st = map_at(spec, skey);
+    if (!st && absent(spec, skey)) {
+        st = corral_val_new(a, CORRAL_VAL_MAP);
+        corral_val_set(a, spec, skey, st);
+    }
+    if (st) {
+        set_str(a, st, "type", "RollingUpdate");
+        const char *type = corral_val_get_str(st, "type");
+        if (type && strcmp(type, "RollingUpdate") == 0) {
+            corral_val_t *ru = map_at(st, "rollingUpdate");
+            if (!ru && absent(st, "rollingUpdate")) {
+                ru = corral_val_new(a, CORRAL_VAL_MAP);
+                corral_val_set(a, st, "rollingUpdate", ru);
+            }
+            if (ru && deployment) {
+                set_intstr(a, ru, "maxUnavailable", "25%", 0);
+                set_intstr(a, ru, "maxSurge", "25%", 0);
+            } else if (ru) {
+                set_intstr(a, ru, "maxUnavailable", NULL, 1);
+                set_intstr(a, ru, "maxSurge", NULL, 0);
+            }
+        }
+    }
+    if (deployment) {
+        set_int(a, spec, "replicas", 1);
+        set_int(a, spec, "progressDeadlineSeconds", 600);
+    }
+    set_int(a, spec, "revisionHistoryLimit", 10);
+    default_template(a, spec);
+}
+
+/* SetDefaults_CustomResourceDefinition(Spec): singular, listKind,
+ * conversion strategy None. */
+static void default_crd(corral_arena_t *a, corral_val_t *raw)
+{
+    corral_val_t *spec = map_at(raw, "spec");
+    if (!spec)
+        return;
+    corral_val_t *names = map_at(spec, "names");
+    const char *kind = names ? corral_val_get_str(names, "kind") : NULL;
+    if (kind && *kind) {
+        if (absent(names, "singular") || !*corral_val_get_str(names, "singular")) {
+            char *low = corral_arena_strdup(a, kind);
+            for (char *p = low; *p; p++)
+                *p = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
+            corral_val_set(a, names, "singular", corral_val_new_str(a, low));
+        }
+        if (absent(names, "listKind") || !*corral_val_get_str(names, "listKind"))
+            corral_val_set(a, names, "listKind",
+                           corral_val_new_str(a, corral_arena_printf(a, "%sList", kind)));
+    }
+    corral_val_t *conv = map_at(spec, "conversion");
+    if (!conv && absent(spec, "conversion")) {
+        conv = corral_val_new(a, CORRAL_VAL_MAP);
+        corral_val_set(a, spec, "conversion", conv);
+    }
+    if (conv)
+        set_str(a, conv, "strategy", "None");
+}
+
 /* The API server merges stringData into data (base64) and drops it. */
 static void default_secret(corral_arena_t *a, corral_val_t *raw)
 {
@@ -344,6 +428,13 @@ void corral_obj_default(corral_arena_t *a, const corral_kind_info_t *k, corral_v
         break;
     case CORRAL_KIND_LIMITRANGE:
         default_limit_range(a, raw);
+        break;
+    case CORRAL_KIND_DEPLOYMENT:
+    case CORRAL_KIND_DAEMONSET:
+        default_workload(a, raw, k->kind == CORRAL_KIND_DEPLOYMENT);
+        break;
+    case CORRAL_KIND_CRD:
+        default_crd(a, raw);
         break;
     default:
         break;

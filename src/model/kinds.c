@@ -69,6 +69,13 @@ static const corral_kind_info_t kinds[CORRAL_KIND_COUNT] = {
      "LocalModelNode", "localmodelnodes", "localmodelnode", "", false},
     {CORRAL_KIND_CONTROLLERREVISION, "apps", "v1", "apps/v1", "ControllerRevision",
      "controllerrevisions", "controllerrevision", "", true},
+    {CORRAL_KIND_DEPLOYMENT, "apps", "v1", "apps/v1", "Deployment", "deployments", "deployment",
+     "deploy", true},
+    {CORRAL_KIND_DAEMONSET, "apps", "v1", "apps/v1", "DaemonSet", "daemonsets", "daemonset", "ds",
+     true},
+    {CORRAL_KIND_CRD, "apiextensions.k8s.io", "v1", "apiextensions.k8s.io/v1",
+     "CustomResourceDefinition", "customresourcedefinitions", "customresourcedefinition",
+     "crd,crds", false},
 };
 
 static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
@@ -103,6 +110,9 @@ static const corral__kind_fn kind_fns[CORRAL_KIND_COUNT] = {
     [CORRAL_KIND_LOCALMODELNODEGROUP] = corral__kind_local_model_node_group,
     [CORRAL_KIND_LOCALMODELNODE] = corral__kind_local_model_node,
     [CORRAL_KIND_CONTROLLERREVISION] = corral__kind_controller_revision,
+    [CORRAL_KIND_DEPLOYMENT] = corral__kind_deployment,
+    [CORRAL_KIND_DAEMONSET] = corral__kind_daemonset,
+    [CORRAL_KIND_CRD] = corral__kind_crd,
 };
 
 const corral_kind_info_t *corral_kind_get(corral_kind_t k)

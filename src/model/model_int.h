@@ -166,6 +166,9 @@ void corral__kind_local_model_node_group(corral__dec_t *d, const corral_val_t *r
                                          corral_obj_t *o);
 void corral__kind_local_model_node(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 void corral__kind_controller_revision(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_deployment(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_daemonset(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
+void corral__kind_crd(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o);
 
 /* Top-level fields every kind shares (apiVersion, kind, metadata), to splice
  * into a kind's own top-level table. */

@@ -688,6 +688,48 @@ static void runtime_row(const corral_val_t *o, int64_t now, corral_arena_t *a, c
     c[4] = corral_table_age(o, now, a);
 }
 
+/* kubectl's Deployment, DaemonSet and CRD printers. */
+static const corral_table_col_t deploy_cols[] = {
+    {"NAME", 0}, {"READY", 0}, {"UP-TO-DATE", 0}, {"AVAILABLE", 0}, {"AGE", 0}};
+
+static void deploy_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    const corral_val_t *r = corral_val_dig(o, "spec.replicas");
+    c[0] = name_of(o);
+    c[1] = corral_arena_printf(a, "%lld/%lld", (long long)int_at(o, "status.readyReplicas"),
+                               (long long)(r && r->kind == CORRAL_VAL_INT ? r->u.i : 1));
+    c[2] = corral_arena_printf(a, "%lld", (long long)int_at(o, "status.updatedReplicas"));
+    c[3] = corral_arena_printf(a, "%lld", (long long)int_at(o, "status.availableReplicas"));
+    c[4] = corral_table_age(o, now, a);
+}
+
+static const corral_table_col_t ds_cols[] = {
+    {"NAME", 0},      {"DESIRED", 0}, {"CURRENT", 0},       {"READY", 0}, {"UP-TO-DATE", 0},
+    {"AVAILABLE", 0}, {"NODE SELECTOR", 0}, {"AGE", 0}};
+
+static void ds_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    static const char *const keys[] = {"status.desiredNumberScheduled",
+                                       "status.currentNumberScheduled", "status.numberReady",
+                                       "status.updatedNumberScheduled", "status.numberAvailable"};
+    c[0] = name_of(o);
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(keys); i++)
+        c[1 + i] = corral_arena_printf(a, "%lld", (long long)int_at(o, keys[i]));
+    const corral_val_t *ns = corral_val_dig(o, "spec.template.spec.nodeSelector");
+    c[6] = ns && ns->kind == CORRAL_VAL_MAP && ns->n ? map_text(ns, a) : "<none>";
+    c[7] = corral_table_age(o, now, a);
+}
+
+static const corral_table_col_t crd_cols[] = {{"NAME", 0}, {"CREATED AT", 0}};
+
+static void crd_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
+{
+    (void)now;
+    (void)a;
+    c[0] = name_of(o);
+    c[1] = or_blank(str(o, "metadata.creationTimestamp"));
+}
+
 /* kubectl's ControllerRevision printer: CONTROLLER is kind.group/name of
  * the controlling owner. */
 static const corral_table_col_t crev_cols[] = {
@@ -750,6 +792,9 @@ static const kind_table_t tables[] = {
     T(CORRAL_KIND_SERVINGRUNTIME, runtime_cols, runtime_row),
     T(CORRAL_KIND_CLUSTERSERVINGRUNTIME, runtime_cols, runtime_row),
     T(CORRAL_KIND_CONTROLLERREVISION, crev_cols, crev_row),
+    T(CORRAL_KIND_DEPLOYMENT, deploy_cols, deploy_row),
+    T(CORRAL_KIND_DAEMONSET, ds_cols, ds_row),
+    T(CORRAL_KIND_CRD, crd_cols, crd_row),
 };
 
 static const kind_table_t generic = T(CORRAL_KIND_COUNT, name_age_cols, name_age_row);

@@ -77,7 +77,11 @@ static size_t check_refs(const corral_val_t *v, const corral_val_t *defs, const 
     } else if (v->kind == CORRAL_VAL_MAP) {
         for (size_t i = 0; i < v->n; i++) {
             const corral_val_t *val = v->pairs[i].val;
-            if (strcmp(v->pairs[i].key->s, "$ref") == 0) {
+            if (strcmp(v->pairs[i].key->s, "properties") == 0 && val->kind == CORRAL_VAL_MAP) {
+                /* Property names are not keywords (JSONSchemaProps has "$ref"). */
+                for (size_t j = 0; j < val->n; j++)
+                    n += check_refs(val->pairs[j].val, defs, prefix);
+            } else if (strcmp(v->pairs[i].key->s, "$ref") == 0) {
                 cr_assert(strncmp(val->s, prefix, strlen(prefix)) == 0, "$ref %s", val->s);
                 cr_assert(corral_val_get(defs, val->s + strlen(prefix)), "dangling $ref %s",
                           val->s);
