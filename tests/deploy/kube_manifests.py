@@ -11,7 +11,7 @@ usage: kube_manifests.py same A.yaml B.yaml         the same objects (two kubect
 
 check: the kinds; every namespaced object in corral-system (the node-Lease
 Role aside); the image; the scheduler's two replicas, name and Lease; the
-controller's single replica; the agent on GPU nodes with its hostPaths,
+controller's two replicas; the agent on GPU nodes with its hostPaths,
 NODE_NAME and port 9400; every flag in a container's arguments known to
 `corral CMD --help`; the ClusterRoles and Roles the same rules as
 deploy/rbac's; the dashboards' ConfigMaps the files of deploy/grafana; every
@@ -166,8 +166,13 @@ def check(rendered, corral):
         if sched["spec"]["template"]["spec"].get("priorityClassName") != "system-cluster-critical":
             problem("scheduler priorityClassName")
     ctrl = idx.get(("Deployment", NS, "corral-controller"))
-    if not ctrl or ctrl["spec"]["replicas"] != 1 or ctrl["spec"]["strategy"]["type"] != "Recreate":
-        problem("the controller must be one replica, strategy Recreate (no leader election)")
+    if not ctrl or ctrl["spec"]["replicas"] != 2:
+        problem("the controller must be two replicas with leader election")
+    else:
+        args = containers(ctrl)[0]["args"]
+        for a in ("--leader-elect=true", "--lease-namespace=" + NS):
+            if a not in args:
+                problem("controller lacks %s" % a)
     ds = idx.get(("DaemonSet", NS, "corral-agent"))
     if not ds:
         problem("no agent DaemonSet")
@@ -202,8 +207,8 @@ def check(rendered, corral):
                                                   o.get("rules", []))
             for o in objs if o["kind"] in ("ClusterRole", "Role")}
     for (kind, name), (ns, rules) in up.items():
-        if name == "corral:metrics-reader" or name == "corral:controller-leader-election":
-            continue  # Prometheus's (deploy/prometheus), and no controller election yet
+        if name == "corral:metrics-reader":
+            continue  # Prometheus's (deploy/prometheus)
         if (kind, name) not in mine:
             problem("%s %s of deploy/rbac is not in deploy/kubernetes" % (kind, name))
             continue
