@@ -813,10 +813,10 @@ typedef struct corral_controller_revision {
 /* apps/v1 Deployment and DaemonSet: validated as upstream, run by nothing
  * in Corral (a cluster's kube-controller-manager runs them). */
 typedef struct corral_workload {
-    int32_t replicas;         /* Deployment spec.replicas (default 1); 0 for a DaemonSet */
+    int32_t replicas; /* Deployment spec.replicas (default 1); 0 for a DaemonSet */
     corral_selector_t selector;
     corral_pod_template_t tmpl;
-    const char *strategy;     /* Deployment strategy.type / DaemonSet updateStrategy.type */
+    const char *strategy; /* Deployment strategy.type / DaemonSet updateStrategy.type */
     int32_t min_ready_seconds;
 } corral_workload_t;
 

@@ -54,7 +54,7 @@
 /* What `corral apiserver --strict` reports: a current Kubernetes. */
 #define CORRAL__STRICT_MINOR       "32"
 #define CORRAL__STRICT_GIT_VERSION "v1.32.0-corral.0.1.0"
-#define CORRAL__SA_KEY_LEN    32
+#define CORRAL__SA_KEY_LEN         32
 
 /* Reads done in slices (server.c): big lists and a watch's initial events
  * are rendered CORRAL__SLICE_US of loop time at a time from a snapshot

@@ -444,8 +444,7 @@ static void pb_named_schemas(corral_buf_t *out, unsigned field, const corral_val
 
 /* NamedAny { name, Any { yaml } }: the value as JSON, which is YAML too;
  * field: the vendor_extension field of the enclosing message. */
-static void pb_extension(corral_buf_t *out, unsigned field, const char *name,
-                         const corral_val_t *v)
+static void pb_extension(corral_buf_t *out, unsigned field, const char *name, const corral_val_t *v)
 {
     corral_buf_t json, any, named;
     corral_buf_init(&json);
@@ -601,10 +600,10 @@ static void pb_document(corral_buf_t *out, const corral_val_t *defs, const corra
     pb_str(&info_b, 2, CORRAL__GIT_VERSION); /* Info.version */
     pb_named_schemas(&defs_b, 1, defs);      /* Definitions.additional_properties */
     pb_paths(&paths_b, paths);
-    pb_str(out, 1, "2.0");     /* Document.swagger */
-    pb_msg(out, 2, &info_b);   /* Document.info */
-    pb_msg(out, 8, &paths_b);  /* Document.paths */
-    pb_msg(out, 9, &defs_b);   /* Document.definitions */
+    pb_str(out, 1, "2.0");    /* Document.swagger */
+    pb_msg(out, 2, &info_b);  /* Document.info */
+    pb_msg(out, 8, &paths_b); /* Document.paths */
+    pb_msg(out, 9, &defs_b);  /* Document.definitions */
     corral_buf_fini(&info_b);
     corral_buf_fini(&defs_b);
     corral_buf_fini(&paths_b);

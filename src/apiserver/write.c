@@ -812,8 +812,7 @@ corral_val_t *corral__merge_for(corral__req_t *r, const corral__cur_t *cur, corr
         const corral_val_t *labels = corral_val_dig(in, "metadata.labels");
         if (r->res->info->kind == CORRAL_KIND_POD && corral__strict(r) && labels &&
             labels->kind == CORRAL_VAL_MAP)
-            corral_val_set(r->a, corral__meta(r->a, next), "labels",
-                           corral_val_copy(r->a, labels));
+            corral_val_set(r->a, corral__meta(r->a, next), "labels", corral_val_copy(r->a, labels));
         return next;
     }
     if (r->res->has_status) {

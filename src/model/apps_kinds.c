@@ -126,8 +126,7 @@ static void check_workload(corral__dec_t *d, const corral_val_t *spec, corral_wo
     const corral_val_t *tmpl = corral_val_get(spec, "template");
     if (!tmpl || tmpl->kind == CORRAL_VAL_NULL) {
         corral__dec_err_field(d, tmpl ? tmpl : spec, "template", "Required value");
-    } else if (w->selector.n &&
-               !corral_sel_matches_labels(&w->selector, &w->tmpl.meta.labels)) {
+    } else if (w->selector.n && !corral_sel_matches_labels(&w->selector, &w->tmpl.meta.labels)) {
         const corral_val_t *labels = corral_val_dig(tmpl, "metadata.labels");
         corral__dec_err_field(d, labels ? labels : tmpl, "template.metadata.labels",
                               "Invalid value: the template's labels: `selector` does not match "
@@ -281,10 +280,9 @@ void corral__kind_deployment(corral__dec_t *d, const corral_val_t *root, corral_
     check_nonneg(d, spec, "revisionHistoryLimit", &rhl);
     check_nonneg(d, spec, "progressDeadlineSeconds", &pds);
     if (pds >= 0 && pds <= w->min_ready_seconds)
-        corral__dec_err_field(d, corral_val_get(spec, "progressDeadlineSeconds"),
-                              "spec.progressDeadlineSeconds",
-                              "Invalid value: %lld: must be greater than minReadySeconds",
-                              (long long)pds);
+        corral__dec_err_field(
+            d, corral_val_get(spec, "progressDeadlineSeconds"), "spec.progressDeadlineSeconds",
+            "Invalid value: %lld: must be greater than minReadySeconds", (long long)pds);
 }
 
 void corral__kind_daemonset(corral__dec_t *d, const corral_val_t *root, corral_obj_t *o)
@@ -309,8 +307,8 @@ static const char *dns1035_error(const char *s)
     size_t n = strlen(s);
     if (n == 0 || n > 63)
         return n ? "must be no more than 63 characters" : "must not be empty";
-    bool ok = islower((unsigned char)s[0]) && (islower((unsigned char)s[n - 1]) ||
-                                               isdigit((unsigned char)s[n - 1]));
+    bool ok = islower((unsigned char)s[0]) &&
+              (islower((unsigned char)s[n - 1]) || isdigit((unsigned char)s[n - 1]));
     for (size_t i = 0; ok && i < n; i++)
         ok = islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-';
     return ok ? NULL
@@ -320,8 +318,7 @@ static const char *dns1035_error(const char *s)
                 "'[a-z]([-a-z0-9]*[a-z0-9])?')";
 }
 
-static void check_dns1035(corral__dec_t *d, const corral_val_t *v, const char *field,
-                          const char *s)
+static void check_dns1035(corral__dec_t *d, const corral_val_t *v, const char *field, const char *s)
 {
     const char *err = s && *s ? dns1035_error(s) : NULL;
     if (err)
@@ -348,8 +345,10 @@ static void check_kind_name(corral__dec_t *d, const corral_val_t *v, const char 
     char low[64];
     size_t n = strlen(kind);
     if (n >= sizeof(low)) {
-        corral__dec_err_field(d, v, field, "Invalid value: \"%s\": must be no more than 63 "
-                                           "characters", kind);
+        corral__dec_err_field(d, v, field,
+                              "Invalid value: \"%s\": must be no more than 63 "
+                              "characters",
+                              kind);
         return;
     }
     for (size_t i = 0; i <= n; i++)
@@ -386,8 +385,8 @@ static void check_names(corral__dec_t *d, const corral_val_t *names, crd_names_t
         corral__dec_leave(d, mi);
     }
     if (!nm->kind || !*nm->kind)
-        corral__dec_err_field(d, corral_val_get(names, "kind") ? corral_val_get(names, "kind")
-                                                                : names,
+        corral__dec_err_field(d,
+                              corral_val_get(names, "kind") ? corral_val_get(names, "kind") : names,
                               "kind", "Required value");
     else
         check_kind_name(d, corral_val_get(names, "kind"), "kind", nm->kind);
@@ -408,8 +407,8 @@ static void check_names(corral__dec_t *d, const corral_val_t *names, crd_names_t
  * JSON parser bounds nesting already). */
 static void check_schema(corral__dec_t *d, const corral_val_t *s, bool root, int depth)
 {
-    static const char *const types[] = {"array", "boolean", "integer", "number", "object",
-                                        "string"};
+    static const char *const types[] = {"array",  "boolean", "integer",
+                                        "number", "object",  "string"};
     if (!s || s->kind != CORRAL_VAL_MAP) {
         if (s && s->kind != CORRAL_VAL_NULL)
             corral__dec_err(d, s, "expected a schema object, got %s",
@@ -504,8 +503,9 @@ static void check_versions(corral__dec_t *d, const corral_val_t *spec, const crd
     const corral_val_t *vs = corral_val_get(spec, "versions");
     size_t m = corral__dec_enter(d, "versions");
     if (!vs || vs->kind == CORRAL_VAL_NULL || (vs->kind == CORRAL_VAL_SEQ && vs->n == 0)) {
-        corral__dec_err(d, vs ? vs : spec, "Invalid value: []: must have exactly one version "
-                                           "marked as storage version");
+        corral__dec_err(d, vs ? vs : spec,
+                        "Invalid value: []: must have exactly one version "
+                        "marked as storage version");
         corral__dec_leave(d, m);
         return;
     }
@@ -554,8 +554,9 @@ static void check_versions(corral__dec_t *d, const corral_val_t *spec, const crd
         corral__dec_leave(d, mi);
     }
     if (nstorage != 1)
-        corral__dec_err(d, vs, "Invalid value: must have exactly one version marked as storage "
-                               "version");
+        corral__dec_err(d, vs,
+                        "Invalid value: must have exactly one version marked as storage "
+                        "version");
     corral__dec_leave(d, m);
 }
 

@@ -704,8 +704,8 @@ static void deploy_row(const corral_val_t *o, int64_t now, corral_arena_t *a, co
 }
 
 static const corral_table_col_t ds_cols[] = {
-    {"NAME", 0},      {"DESIRED", 0}, {"CURRENT", 0},       {"READY", 0}, {"UP-TO-DATE", 0},
-    {"AVAILABLE", 0}, {"NODE SELECTOR", 0}, {"AGE", 0}};
+    {"NAME", 0},       {"DESIRED", 0},   {"CURRENT", 0},       {"READY", 0},
+    {"UP-TO-DATE", 0}, {"AVAILABLE", 0}, {"NODE SELECTOR", 0}, {"AGE", 0}};
 
 static void ds_row(const corral_val_t *o, int64_t now, corral_arena_t *a, const char **c)
 {

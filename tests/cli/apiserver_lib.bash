@@ -3,10 +3,14 @@
 # and stop it. The server's pid is in SERVER_PID, its address in API.
 
 # start_server DATA_DIR [extra args...]: sets SERVER_PID, PORT and API.
+# CORRAL_APISERVER_ARGS (e.g. --strict) are added to every server a script
+# starts: tests/cli/test_strict.sh runs component scripts against a strict one.
 start_server() {
     local dir=$1
     shift
-    "$CORRAL" apiserver --data-dir "$dir" --listen 127.0.0.1:0 "$@" 2>"$TMP/server.log" &
+    # shellcheck disable=SC2086 # word splitting intended
+    "$CORRAL" apiserver --data-dir "$dir" --listen 127.0.0.1:0 ${CORRAL_APISERVER_ARGS:-} "$@" \
+        2>"$TMP/server.log" &
     SERVER_PID=$!
     PORT=""
     for _ in $(seq 1 100); do

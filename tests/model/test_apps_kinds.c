@@ -202,7 +202,8 @@ Test(apps_kinds, crd_rules)
     mt_assert_diag(&t, "spec.names.plural", "DNS-1035");
     mt_assert_diag(&t, "spec.names.kind", "may have mixed case");
     mt_assert_diag(&t, "spec.names.listKind", "kind and listKind may not be the same");
-    mt_assert_diag(&t, "spec.versions[0].schema.openAPIV3Schema.type", "must be object at the root");
+    mt_assert_diag(&t, "spec.versions[0].schema.openAPIV3Schema.type",
+                   "must be object at the root");
     mt_assert_diag(&t, "spec.versions[1].name", "must appear only once");
     mt_assert_diag(&t, "properties.spec.type", "must not be empty for specified object fields");
     mt_assert_diag(&t, "spec.versions[2].schema.openAPIV3Schema", "schemas are required");
