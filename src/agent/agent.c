@@ -64,6 +64,9 @@ void corral_agent_opts_init(corral_agent_opts_t *o)
     o->status_every = 5;
     o->metrics_listen = ":9400";
     o->xid_hold_s = 300;
+    o->device_plugin = true;
+    o->dp_dir = "/var/lib/kubelet/device-plugins";
+    o->dp_resource = "nvidia.com/gpu";
 }
 
 /* --- events --------------------------------------------------------------------------------- */

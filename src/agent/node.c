@@ -116,10 +116,8 @@ bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *re
     return changed;
 }
 
-/* The Node's taints with ours (CORRAL__GPU_TAINT:NoSchedule) added when
- * the GPUs are unhealthy and removed when not; NULL when nothing changes. */
-static corral_val_t *gpu_taints(corral_arena_t *a, const corral__node_t *n,
-                                const corral_val_t *node)
+corral_val_t *corral__node_gpu_taints(corral_arena_t *a, const corral__node_t *n,
+                                      const corral_val_t *node)
 {
     const corral_val_t *cur = corral_val_dig(node, "spec.taints");
     corral_val_t *out = corral_val_new(a, CORRAL_VAL_SEQ);
@@ -211,7 +209,7 @@ corral_val_t *corral__node_object(corral_arena_t *a, const corral__node_t *n,
         corral__jstr(a, ann, CORRAL_GPU_TOPO_ANNOTATION, n->topology);
     corral__jstr(a, ann, "node.alpha.kubernetes.io/ttl", "0");
     corral_val_t *spec = corral_val_ensure_map(a, o, "spec");
-    corral_val_t *taints = gpu_taints(a, n, o);
+    corral_val_t *taints = corral__node_gpu_taints(a, n, o);
     if (taints)
         corral_val_set(a, spec, "taints", taints);
     corral_val_set(a, o, "status", status_body(a, n, now_us));
@@ -384,7 +382,7 @@ int corral__node_status(corral_client_t *c, corral__node_t *n, int64_t now_us, c
             corral__log("node %s was not Ready in the API: posting Ready again", n->name);
             n->ready_since_us = now_us;
         }
-        corral_val_t *taints = cur ? gpu_taints(&a, n, cur) : NULL;
+        corral_val_t *taints = cur ? corral__node_gpu_taints(&a, n, cur) : NULL;
         if (taints) { /* the resourceVersion makes a concurrent edit of the taints conflict */
             corral_val_t *patch = corral__jmap(&a, NULL, NULL);
             const char *rv = corral_val_get_str(corral_val_get(cur, "metadata"), "resourceVersion");
