@@ -126,9 +126,10 @@ static bool in_list(char *const *l, size_t n, const char *id)
     return false;
 }
 
-/* Ask the agent; 0 when it named want devices all in avail (and ours). */
-static int ask(corral__dp_t *dp, char *const *avail, size_t navail, size_t want, char (*ids)[96],
-               char *pod, size_t podlen)
+/* Ask the agent; 0 when it named want distinct devices of ours, all in
+ * avail when in_avail (a preference kubelet can take). */
+static int ask(corral__dp_t *dp, char *const *avail, size_t navail, size_t want, bool in_avail,
+               char (*ids)[96], char *pod, size_t podlen)
 {
     pod[0] = 0;
     if (!dp->lookup || want == 0)
@@ -138,7 +139,12 @@ static int ask(corral__dp_t *dp, char *const *avail, size_t navail, size_t want,
         return r;
     for (size_t i = 0; i < want; i++) {
         ids[i][95] = 0;
-        if (!in_list(avail, navail, ids[i]))
+        if (in_avail && !in_list(avail, navail, ids[i]))
+            return CORRAL_EINVAL;
+        pthread_mutex_lock(&dp->mu);
+        bool ours = find_dev(dp, ids[i]) != NULL;
+        pthread_mutex_unlock(&dp->mu);
+        if (!ours)
             return CORRAL_EINVAL;
         for (size_t j = 0; j < i; j++)
             if (strcmp(ids[i], ids[j]) == 0)
@@ -159,7 +165,8 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
         return CORRAL__GRPC_INVALID_ARGUMENT;
     }
     char pod[256];
-    int r = ask(dp, q->available_deviceids, q->n_available_deviceids, want, ids, pod, sizeof pod);
+    int r = ask(dp, q->available_deviceids, q->n_available_deviceids, want, true, ids, pod,
+                sizeof pod);
     bool ok = r == 0;
     for (size_t i = 0; ok && i < q->n_must_include_deviceids; i++) {
         bool found = false;
@@ -236,7 +243,7 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
     }
     char(*ids)[96] = corral_arena_alloc(a, (n + 1) * 96);
     char pod[256];
-    int r = ask(dp, q->devices_ids, n, n, ids, pod, sizeof pod);
+    int r = ask(dp, q->devices_ids, n, n, false, ids, pod, sizeof pod);
     corral_buf_t kub;
     corral_buf_init(&kub);
     for (size_t i = 0; i < n; i++)
