@@ -63,4 +63,8 @@ int corral_agent_print_gpus(const char *spec, const char *node_name);
 /* The hidden `corral agent-shim` subcommand each container runs under. */
 int corral_agent_shim_main(int argc, char **argv);
 
+/* The hidden `corral standin-kubelet` subcommand: kubelet's device manager
+ * side of the device plugin API, for tests (src/agent/standin_kubelet.c). */
+int corral_agent_standin_kubelet(int argc, char **argv);
+
 #endif
