@@ -34,10 +34,10 @@ typedef struct corral_agent_opts {
     const char *pvc_root;        /* pvc://NAME/path is read from here/NAME/path; NULL: refused */
     /* Cluster mode (corral agent --kube, docs/kubernetes.md): kubelet runs the pods. */
     bool kube;
-    bool device_plugin;         /* serve the kubelet device plugin (default true) */
-    const char *dp_dir;         /* kubelet's device-plugins directory */
-    const char *dp_resource;    /* the extended resource (nvidia.com/gpu) */
-    const char *cdi_dir;        /* write a CDI spec here; NULL: none */
+    bool device_plugin;      /* serve the kubelet device plugin (default true) */
+    const char *dp_dir;      /* kubelet's device-plugins directory */
+    const char *dp_resource; /* the extended resource (nvidia.com/gpu) */
+    const char *cdi_dir;     /* write a CDI spec here; NULL: none */
 } corral_agent_opts_t;
 
 /* Fill the defaults (lease 40 s, heartbeat 10 s, backoff 10 s to 5 min, ...). */

@@ -501,9 +501,9 @@ void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir);
 /* A pod bound to the node, as the device plugin's lookup sees it. */
 typedef struct corral__kpod {
     char *uid, *ns, *name;
-    int64_t bound_us;   /* PodScheduled=True lastTransitionTime (0: unknown) */
-    int64_t created_us; /* creationTimestamp */
-    int nctr;           /* spec.containers */
+    int64_t bound_us;                /* PodScheduled=True lastTransitionTime (0: unknown) */
+    int64_t created_us;              /* creationTimestamp */
+    int nctr;                        /* spec.containers */
     int want[CORRAL__KPOD_MAX_CTRS]; /* what each container asks of the resource */
     char **uuids; /* its corral.dev/gpu-ids as UUIDs, in order; NULL entries: not on this node */
     int nuuids;

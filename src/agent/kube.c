@@ -31,20 +31,11 @@
 #include <time.h>
 
 #include "agent/agent_int.h"
+#include "agent/deviceplugin.h"
 #include "agent/logserver.h"
 #include "agent/telemetry.h"
 #include "corral/json.h"
 #include "corral/timefmt.h"
-
-#if defined(__has_include)
-#if __has_include("agent/deviceplugin.h")
-#include "agent/deviceplugin.h"
-#define HAVE_DP 1
-#endif
-#endif
-#ifndef HAVE_DP
-#define HAVE_DP 0
-#endif
 
 #define TICK_MS        100
 #define TELEM_US       INT64_C(1000000)
@@ -140,8 +131,8 @@ void corral__kpod_fill(corral__kpod_t *kp, const corral_obj_t *o, const char *re
     int k = ids ? corral__gpu_ids_parse(ids, idx, CORRAL_GPU_MAX) : 0;
     kp->uuids = corral_calloc(k > 0 ? (size_t)k : 1, sizeof(char *));
     for (int i = 0; i < k; i++)
-        kp->uuids[i] = inv && idx[i] >= 0 && idx[i] < inv->n ? corral_strdup(inv->gpus[idx[i]].uuid)
-                                                               : NULL;
+        kp->uuids[i] =
+            inv && idx[i] >= 0 && idx[i] < inv->n ? corral_strdup(inv->gpus[idx[i]].uuid) : NULL;
     kp->nuuids = k > 0 ? k : 0;
 }
 
@@ -235,7 +226,7 @@ typedef struct kube {
     pthread_cond_t cond;
     corral__kpod_t **kp;
     size_t nkp, capkp;
-    void *dp;          /* corral__dp_t * */
+    corral__dp_t *dp;
     bool gpu_ok[CORRAL_GPU_MAX];
     char node_uid[128]; /* of the Node last seen; "" before */
     bool waiting_logged, alloc_warned;
@@ -252,7 +243,7 @@ static void kp_update(kube_t *k, const corral_obj_t *o)
         if (!strcmp(k->kp[i]->uid, o->meta.uid ? o->meta.uid : ""))
             kp = k->kp[i];
     if (!kp) {
-        corral_grow((void **)&k->kp, &k->capkp, k->nkp + 1, sizeof(*k->kp));
+        corral_grow((void **)&k->kp, &k->capkp, k->nkp + 1, sizeof(corral__kpod_t *));
         kp = k->kp[k->nkp++] = corral_calloc(1, sizeof(*kp));
     }
     corral__kpod_fill(kp, o, k->o->dp_resource, &k->inv);
@@ -266,7 +257,8 @@ static void kp_drop(kube_t *k, const char *uid, const char *ns, const char *name
     pthread_mutex_lock(&k->mu);
     for (size_t i = 0; i < k->nkp; i++) {
         corral__kpod_t *kp = k->kp[i];
-        if (uid ? strcmp(kp->uid, uid) != 0 : strcmp(kp->ns, ns) != 0 || strcmp(kp->name, name) != 0)
+        if (uid ? strcmp(kp->uid, uid) != 0
+                : strcmp(kp->ns, ns) != 0 || strcmp(kp->name, name) != 0)
             continue;
         corral__kpod_clear(kp);
         corral_free(kp);
@@ -276,8 +268,8 @@ static void kp_drop(kube_t *k, const char *uid, const char *ns, const char *name
     pthread_mutex_unlock(&k->mu);
 }
 
-/* The device plugin's lookup (deviceplugin.h); unused in a build without it. */
-__attribute__((unused)) static int lookup(void *ctx, const char *const *available, size_t navailable, size_t want,
+/* The device plugin's lookup (deviceplugin.h). */
+static int lookup(void *ctx, const char *const *available, size_t navailable, size_t want,
                   char (*ids)[CORRAL__KPOD_ID_LEN], char *pod, size_t podlen)
 {
     kube_t *k = ctx;
@@ -399,8 +391,8 @@ static void log_failure(const kube_t *k, const char *what, const corral_client_r
     char reason[64], msg[400];
     if (r->code)
         corral_client_error(r, reason, sizeof(reason), msg, sizeof(msg));
-    corral__log("node %s: %s failed: %s%ld %s", k->node.name, what, r->code ? "HTTP " : "",
-                r->code, r->code ? msg : r->error);
+    corral__log("node %s: %s failed: %s%ld %s", k->node.name, what, r->code ? "HTTP " : "", r->code,
+                r->code ? msg : r->error);
 }
 
 /* Labels and annotations of ours that differ from the Node's, and the
@@ -475,7 +467,8 @@ static void publish_condition(kube_t *k, corral_arena_t *a, int64_t now)
     corral__jstr(a, c, "lastHeartbeatTime", hb);
     corral__jstr(a, c, "lastTransitionTime", tr);
     corral__jstr(a, c, "reason", n->gpu_reason[0] ? n->gpu_reason : "GPUsHealthy");
-    corral__jstr(a, c, "message", n->gpu_msg[0] ? n->gpu_msg : "every GPU is readable and has no XID");
+    corral__jstr(a, c, "message",
+                 n->gpu_msg[0] ? n->gpu_msg : "every GPU is readable and has no XID");
     corral_val_push(a, seq, c);
     corral_client_resp_t r;
     corral_client_resp_init(&r);
@@ -498,7 +491,7 @@ static void check_allocatable(kube_t *k, const corral_val_t *cur)
         return;
     const corral_val_t *al = corral_val_dig(cur, "status.allocatable");
     const char *v = corral_val_get_str(al, k->o->dp_resource);
-    if (v && atoi(v) == k->node.ngpu)
+    if (v && strtol(v, NULL, 10) == k->node.ngpu)
         return;
     k->alloc_warned = true;
     corral__log("node %s: kubelet reports %s %s but this agent sees %d GPUs; the scheduler "
@@ -558,8 +551,8 @@ static void telemetry(kube_t *k, int64_t now)
     char reason[32], msg[512];
     bool ok = corral__telem_healthy(k->tm, now, reason, sizeof(reason), msg, sizeof(msg));
     if (k->inv.n > 0 && corral__node_set_gpu_health(&k->node, ok, reason, msg, now)) {
-        corral__log("node %s: GPUHealthy=%s (%s: %s)", k->node.name, ok ? "True" : "False",
-                    reason, msg);
+        corral__log("node %s: GPUHealthy=%s (%s: %s)", k->node.name, ok ? "True" : "False", reason,
+                    msg);
         k->next_node_us = now; /* tell the API now */
     }
     for (int i = 0; i < k->inv.n; i++) {
@@ -567,14 +560,11 @@ static void telemetry(kube_t *k, int64_t now)
         if (g == k->gpu_ok[i])
             continue;
         k->gpu_ok[i] = g;
-#if HAVE_DP
         if (k->dp)
             corral__dp_set_health(k->dp, k->inv.gpus[i].uuid, g);
-#endif
     }
 }
 
-#if HAVE_DP
 static void dp_log(void *ctx, const char *msg)
 {
     (void)ctx;
@@ -630,7 +620,6 @@ static int dp_start(kube_t *k)
                 k->o->dp_dir);
     return 0;
 }
-#endif
 
 static int model_cache(kube_t *k, const corral_client_config_t *cfg)
 {
@@ -717,24 +706,14 @@ static int setup(kube_t *k, const corral_client_config_t *cfg)
         corral__log("cannot start the pod informer: %s", err);
         return CORRAL_EIO;
     }
-    if (o->device_plugin && k->inv.n > 0) {
-#if HAVE_DP
-        if (dp_start(k) != 0)
-            return CORRAL_EIO;
-#else
-        corral__log("this corral is built without the device plugin: run NVIDIA's, or "
-                    "--device-plugin=false to silence this");
-#endif
-    }
+    if (o->device_plugin && k->inv.n > 0 && dp_start(k) != 0)
+        return CORRAL_EIO;
     return 0;
 }
 
 static void teardown(kube_t *k)
 {
-#if HAVE_DP
-    if (k->dp)
-        corral__dp_stop(k->dp); /* before the table its lookups read */
-#endif
+    corral__dp_stop(k->dp); /* before the table its lookups read */
     corral_informer_stop(k->inf);
     for (int i = 0; i < 3; i++)
         corral_informer_stop(k->minf[i]);

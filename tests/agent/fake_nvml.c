@@ -164,8 +164,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
-    if (device->index == 2 &&
-        ((is("lost2") && getenv("FAKE_NVML_LOST")) || ctl("lost", NULL, 0)))
+    if (device->index == 2 && ((is("lost2") && getenv("FAKE_NVML_LOST")) || ctl("lost", NULL, 0)))
         return NVML_ERROR_GPU_IS_LOST;
     memory->total = 81559ull << 20;
     memory->used = 512ull << 20;

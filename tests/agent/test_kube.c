@@ -45,8 +45,9 @@ static corral__kpod_t *mk(corral_arena_t *a, const char *name, int bound, const 
     return kp;
 }
 
-#define GPUS(n) "{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" #n "\"}}}"
-#define NOGPU   "{\"name\":\"side\",\"image\":\"x\"}"
+#define GPUS(n)                                                                                    \
+    "{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" #n "\"}}}"
+#define NOGPU "{\"name\":\"side\",\"image\":\"x\"}"
 
 static void freeall(corral__kpod_t **p, size_t n)
 {

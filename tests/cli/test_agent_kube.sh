@@ -8,8 +8,9 @@
 # unreadable GPU and an XID (the fake NVML, steered through FAKE_NVML_CTL)
 # set GPUHealthy=False and the corral.dev/gpu-unhealthy taint, and both go
 # when the GPU is healthy again. With the device plugin built in: the
-# stand-in kubelet admits a pod the scheduler bound to 2 GPUs and its
-# container gets NVIDIA_VISIBLE_DEVICES = the UUIDs of its gpu-ids.
+# stand-in kubelet admits a pod the scheduler bound to 2 GPUs of a DGX-1
+# (an NVLink pair, not the first two) and kubelet gives it those devices,
+# its container NVIDIA_VISIBLE_DEVICES = the UUIDs of its gpu-ids.
 . tests/cli/lib.bash
 . tests/cli/apiserver_lib.bash
 
@@ -158,7 +159,7 @@ if "$CORRAL" standin-kubelet --help >/dev/null 2>&1; then
         2>"$TMP/kubelet.log" &
     PIDS+=($!)
     until_ok 30 test -S "$DP/kubelet.sock" || fail "no kubelet.sock: $(cat "$TMP/kubelet.log")"
-    "$CORRAL" agent --kube --server "$API" --node-name gpu-3 --gpus sim:h100-sxm-8 \
+    "$CORRAL" agent --kube --server "$API" --node-name gpu-3 --gpus sim:dgx1-v100-8 \
         --device-plugin-dir "$DP" --metrics-listen off --heartbeat-seconds 1 --root "$TMP/root3" \
         --model-cache-dir "$TMP/models3" 2>"$TMP/agent3.log" &
     PIDS+=($!)
@@ -174,7 +175,7 @@ if "$CORRAL" standin-kubelet --help >/dev/null 2>&1; then
     until_ok 30 grep -q '"pod":"default/two"' "$TMP/kubelet.out" ||
         fail "the stand-in kubelet did not admit two: $(cat "$TMP/kubelet.out" "$TMP/kubelet.log" "$TMP/agent3.log" "$TMP/sched.log")"
     get /api/v1/namespaces/default/pods/two >"$TMP/two.json"
-    "$CORRAL" agent --print-gpus --gpus sim:h100-sxm-8 --node-name gpu-3 >"$TMP/gpus.txt"
+    "$CORRAL" agent --print-gpus --gpus sim:dgx1-v100-8 --node-name gpu-3 >"$TMP/gpus.txt"
     python3 - "$TMP/two.json" "$TMP/gpus.txt" "$TMP/kubelet.out" <<'EOF' || fail "NVIDIA_VISIBLE_DEVICES differs from the pod's gpu-ids"
 import json, re, sys
 pod = json.load(open(sys.argv[1]))
@@ -186,8 +187,8 @@ for line in open(sys.argv[2]):
 want = ",".join(uuid[i] for i in ids)
 adm = [json.loads(l) for l in open(sys.argv[3]) if '"default/two"' in l][0]
 got = adm["envs"].get("NVIDIA_VISIBLE_DEVICES")
-print("gpu-ids", ids, "want", want, "got", got)
-sys.exit(0 if got == want and len(ids) == 2 else 1)
+print("gpu-ids", ids, "want", want, "got", got, "devices", adm.get("devices"))
+sys.exit(0 if got == want and len(ids) == 2 and sorted(adm.get("devices", [])) == sorted(want.split(",")) else 1)
 EOF
 fi
 finish
