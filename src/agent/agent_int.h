@@ -92,6 +92,9 @@ typedef struct corral__node {
 corral_val_t *corral__node_gpu_taints(corral_arena_t *a, const corral__node_t *n,
                                       const corral_val_t *node);
 
+/* The GPUHealthy condition of n (heartbeat now), in a. */
+corral_val_t *corral__node_gpu_condition(corral_arena_t *a, const corral__node_t *n, int64_t now);
+
 /* Record GPU health on n; true when it changed (the caller then refreshes
  * the Node status at once). */
 bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *reason,
@@ -109,6 +112,9 @@ corral_val_t *corral__node_object(corral_arena_t *a, const corral__node_t *n,
 corral_val_t *corral__node_status_patch(corral_arena_t *a, const corral__node_t *n, int64_t now_us);
 /* Create or update the Node. Returns 0 or a negative code (message in err). */
 int corral__node_register(corral_client_t *c, corral__node_t *n, char *err, size_t errlen);
+/* One request with body (NULL: none) as JSON; r is reset first. */
+int corral__agent_send(corral_client_t *c, const char *method, const char *path, const char *ctype,
+                       const corral_val_t *body, corral_client_resp_t *r);
 /* Renew the Lease (create it when absent). */
 int corral__node_lease(corral_client_t *c, corral__node_t *n, int64_t now_us, char *err,
                        size_t errlen);
@@ -489,6 +495,12 @@ void corral__models_tick(corral__models_t *m, corral_client_t *c, const corral__
  * (msg says why; asked again later). */
 int corral__models_pod(corral__models_t *m, corral__pod_t *p, int64_t now_us, char *msg,
                        size_t len);
+/* The model cache in --model-cache-dir (else ROOT/models) and its three
+ * informers (LocalModelCaches, LocalModelNodeGroups, the Node) feeding q;
+ * *models stays NULL (logged) when the directory cannot be made. */
+int corral__agent_model_cache(const corral__agent_opts_t *o, const corral_client_config_t *cfg,
+                              corral_evq_t *q, corral_metrics_t *reg, corral__models_t **models,
+                              corral_informer_t *inf[3]);
 /* Replace the prefix /mnt/models (followed by '/' or the end, at the start
  * of an argument or after its first '=') with dir, in argv[1..]. */
 void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir);

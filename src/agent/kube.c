@@ -345,8 +345,6 @@ static void pod_event(kube_t *k, corral_watch_ev_t *ev)
         p->ns = corral_strdup(ev->ns);
         p->name = corral_strdup(ev->name);
         p->node = corral_strdup(k->o->node_name);
-        const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
-        p->gpu_ids = ids && *ids ? corral_strdup(ids) : NULL;
         const char *muri = corral_strmap_get(&o->meta.annotations, CORRAL_MODEL_URI_ANN);
         p->model_uri = muri && *muri ? corral_strdup(muri) : NULL;
         corral__pod_containers(p, o);
@@ -355,6 +353,9 @@ static void pod_event(kube_t *k, corral_watch_ev_t *ev)
         corral_watch_ev_free(p->ev);
     }
     p->ev = ev;
+    const char *ids = corral_strmap_get(&o->meta.annotations, "corral.dev/gpu-ids");
+    corral_free(p->gpu_ids); /* the scheduler may write it after the binding */
+    p->gpu_ids = ids && *ids ? corral_strdup(ids) : NULL;
     p->sim_util = corral__pod_sim_util(o);
     p->gpu_milli = corral__pod_gpu_milli(o);
     p->deleting = o->meta.deletion_us != 0;
@@ -370,21 +371,6 @@ static void handle(kube_t *k, corral_watch_ev_t *ev)
 }
 
 /* --- the Node ------------------------------------------------------------------------------ */
-
-static int request(kube_t *k, const char *method, const char *path, const char *ctype,
-                   const corral_val_t *body, corral_client_resp_t *r)
-{
-    corral_buf_t b;
-    corral_buf_init(&b);
-    if (body)
-        corral_val_to_json(body, &b, false);
-    corral_client_resp_fini(r);
-    corral_client_resp_init(r);
-    int rc = corral_client_request(k->c, method, path, ctype, body ? corral_buf_str(&b) : NULL,
-                                   body ? b.len : 0, r);
-    corral_buf_fini(&b);
-    return rc;
-}
 
 static void log_failure(const kube_t *k, const char *what, const corral_client_resp_t *r)
 {
@@ -433,7 +419,8 @@ static void publish_meta(kube_t *k, corral_arena_t *a, const corral_val_t *cur)
     corral_client_resp_init(&r);
     char path[512];
     snprintf(path, sizeof(path), NODE_PATH "/%s", n->name);
-    if (request(k, "PATCH", path, "application/merge-patch+json", patch, &r) != 0 || r.code != 200)
+    if (corral__agent_send(k->c, "PATCH", path, "application/merge-patch+json", patch, &r) != 0 ||
+        r.code != 200)
         log_failure(k, "patching labels, annotations and taints", &r);
     else if (taints)
         corral__log("node %s: taint %s:NoSchedule %s", n->name, CORRAL__GPU_TAINT,
@@ -456,25 +443,15 @@ static void publish_condition(kube_t *k, corral_arena_t *a, int64_t now)
     int64_t every = (int64_t)k->o->heartbeat_s * k->o->status_every * 1000000;
     if (!strcmp(key, k->cond_written) && now - k->cond_written_us < every)
         return;
-    char hb[40], tr[40];
-    corral__fmt_time(now, false, hb, sizeof(hb));
-    corral__fmt_time(n->gpu_since_us ? n->gpu_since_us : now, false, tr, sizeof(tr));
     corral_val_t *patch = corral__jmap(a, NULL, NULL);
     corral_val_t *seq = corral__jseq(a, corral__jmap(a, patch, "status"), "conditions");
-    corral_val_t *c = corral__jmap(a, NULL, NULL);
-    corral__jstr(a, c, "type", "GPUHealthy");
-    corral__jstr(a, c, "status", n->gpu_bad ? "False" : "True");
-    corral__jstr(a, c, "lastHeartbeatTime", hb);
-    corral__jstr(a, c, "lastTransitionTime", tr);
-    corral__jstr(a, c, "reason", n->gpu_reason[0] ? n->gpu_reason : "GPUsHealthy");
-    corral__jstr(a, c, "message",
-                 n->gpu_msg[0] ? n->gpu_msg : "every GPU is readable and has no XID");
-    corral_val_push(a, seq, c);
+    corral_val_push(a, seq, corral__node_gpu_condition(a, n, now));
     corral_client_resp_t r;
     corral_client_resp_init(&r);
     char path[512];
     snprintf(path, sizeof(path), NODE_PATH "/%s/status", n->name);
-    if (request(k, "PATCH", path, "application/strategic-merge-patch+json", patch, &r) == 0 &&
+    if (corral__agent_send(k->c, "PATCH", path, "application/strategic-merge-patch+json", patch,
+                           &r) == 0 &&
         r.code == 200) {
         snprintf(k->cond_written, sizeof(k->cond_written), "%s", key);
         k->cond_written_us = now;
@@ -513,7 +490,7 @@ static bool node_sync(kube_t *k, int64_t now)
     bool found = false;
     corral_val_t *cur = NULL;
     corral_json_err_t je;
-    if (request(k, "GET", path, NULL, NULL, &r) == 0 && r.code == 404) {
+    if (corral__agent_send(k->c, "GET", path, NULL, NULL, &r) == 0 && r.code == 404) {
         if (!k->waiting_logged)
             corral__log("node %s: waiting for kubelet to register it", k->node.name);
         k->waiting_logged = true;
@@ -621,34 +598,6 @@ static int dp_start(kube_t *k)
     return 0;
 }
 
-static int model_cache(kube_t *k, const corral_client_config_t *cfg)
-{
-    const corral__agent_opts_t *o = k->o;
-    char dir[4096], err[1024];
-    if (o->model_cache_dir && *o->model_cache_dir)
-        snprintf(dir, sizeof(dir), "%s", o->model_cache_dir);
-    else
-        snprintf(dir, sizeof(dir), "%s/models", o->root);
-    k->models = corral__models_new(o->node_name, dir, o->pvc_root, k->reg);
-    if (!k->models) {
-        corral__log("cannot create the model cache %s: no model is cached on this node", dir);
-        return 0;
-    }
-    char nsel[512];
-    snprintf(nsel, sizeof(nsel), "metadata.name=%s", o->node_name);
-    corral_informer_opts_t io[3] = {
-        {.kind = CORRAL_KIND_LOCALMODELCACHE, .name = "localmodelcaches"},
-        {.kind = CORRAL_KIND_LOCALMODELNODEGROUP, .name = "localmodelnodegroups"},
-        {.kind = CORRAL_KIND_NODE, .field_selector = nsel, .name = "node"}};
-    for (int i = 0; i < 3; i++) {
-        if (corral_informer_start(cfg, &io[i], k->q, &k->minf[i], err, sizeof(err)) != 0) {
-            corral__log("cannot start the %s informer: %s", io[i].name, err);
-            return CORRAL_EIO;
-        }
-    }
-    return 0;
-}
-
 /* Pods with a model URI: fetch it into the cache (pods mount the cache
  * directory) and keep it from eviction while they live. */
 static void models(kube_t *k, int64_t now)
@@ -697,7 +646,7 @@ static int setup(kube_t *k, const corral_client_config_t *cfg)
         corral__log("serving /metrics on %s (port %d)", ml, port);
     }
     k->q = corral_evq_new();
-    if (model_cache(k, cfg) != 0)
+    if (corral__agent_model_cache(o, cfg, k->q, k->reg, &k->models, k->minf) != 0)
         return CORRAL_EIO;
     char sel[512];
     snprintf(sel, sizeof(sel), "spec.nodeName=%s", o->node_name);
