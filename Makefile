@@ -38,12 +38,13 @@ else
 B := build
 endif
 
-PKGS := libfyaml jansson sqlite3 libcurl libevent libevent_pthreads libevent_openssl openssl
+PKGS := libfyaml jansson sqlite3 libcurl libevent libevent_pthreads libevent_openssl openssl \
+        libnghttp2 libprotobuf-c
 # Only the benchmarks link these (bench/http_choice.c compares HTTP libraries).
 BENCH_PKGS := libmicrohttpd
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc $(CFLAGS) -MMD -MP
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -I$(B)/gen $(CFLAGS) -MMD -MP
 LDLIBS := -lm -lpthread
 ifneq ($(FUZZ),)
 ALL_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -O1
@@ -66,6 +67,11 @@ BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
+# Protobuf messages generated at build time by protoc-c (protobuf-c-compiler)
+# into $(B)/gen/, never checked in: the kubelet device plugin API.
+PROTOS := src/agent/deviceplugin.proto
+GEN_HDRS := $(PROTOS:src/agent/%.proto=$(B)/gen/%.pb-c.h)
+GEN_OBJS := $(PROTOS:src/agent/%.proto=$(B)/gen/%.pb-c.o)
 
 .PHONY: all up bench-sim bench-cv deps deps-test deps-bench test unit unit-san scenarios scenarios-san cli-san cli-tests fuzz fuzz-bins fuzz-replay fuzz-replay-san \
         lint format bench clean
@@ -94,12 +100,21 @@ Q := $(if $(V),,@)
 FLAGS_STAMP := $(B)/.cflags
 $(shell mkdir -p $(B) && { echo '$(CC) $(ALL_CFLAGS)' | cmp -s - $(FLAGS_STAMP) || echo '$(CC) $(ALL_CFLAGS)' >$(FLAGS_STAMP); })
 
-$(B)/obj/%.o: %.c $(FLAGS_STAMP) | deps
+$(B)/obj/%.o: %.c $(FLAGS_STAMP) | deps $(GEN_HDRS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(B)/libcorral.a: $(LIB_OBJS)
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: src/agent/%.proto | deps
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  PROTOC  $@")
+	$(Q)protoc-c --c_out=$(B)/gen --proto_path=src/agent $<
+
+$(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(FLAGS_STAMP)
+	@$(if $(V),,echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/libcorral.a: $(LIB_OBJS) $(GEN_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
@@ -114,7 +129,7 @@ $(B)/corral: $(CLI_OBJS) $(B)/libcorral.a
 HOOK_SRCS := src/apiserver/store.c src/apiserver/store_writer.c src/apiserver/server.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(B)/obj-hooks/%.o)
 $(UNIT_OBJS): ALL_CFLAGS += -DCORRAL_TEST_HOOKS
-$(B)/obj-hooks/%.o: %.c | deps
+$(B)/obj-hooks/%.o: %.c | deps $(GEN_HDRS)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -DCORRAL_TEST_HOOKS $(PKG_CFLAGS) -c $< -o $@
@@ -257,7 +272,7 @@ fuzz-replay-san: $(REPLAY_BINS)
 
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src include tests bench -name '*.[ch]')
 
-lint: deps-test
+lint: deps-test build/gen/deviceplugin.pb-c.h
 	@tools/lint.sh $(C_FILES)
 
 format:

@@ -8,7 +8,7 @@
 # command to run and fails, so a build never half-works for lack of a library.
 set -eu
 
-build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev libevent-dev libssl-dev"
+build_pkgs="make pkg-config gcc libfyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev libevent-dev libssl-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler"
 # Real clients in the CLI tests: kubectl (Debian kubernetes-client, 1.20; see
 # ensure_kubectl) and the Python client (python3-kubernetes), plus openssl
 # for the TLS tests' self-signed certificates; Debian's prometheus (with

@@ -49,7 +49,7 @@ esac
 # Findings go to our stderr as it is (never reopened through /dev/stderr,
 # which truncates a file the caller redirected stderr to).
 tidy=$(printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 sh -c \
-    'clang-tidy -quiet "$@" -- -std=c17 -D_GNU_SOURCE -Iinclude -Isrc '"$inc"' 2>&1 | grep -E "(warning|error):" ; exit 0' sh)
+    'clang-tidy -quiet "$@" -- -std=c17 -D_GNU_SOURCE -Iinclude -Isrc -Ibuild/gen '"$inc"' 2>&1 | grep -E "(warning|error):" ; exit 0' sh)
 if [ -n "$tidy" ]; then
     printf '%s\n' "$tidy" >&2
     status=1

@@ -32,6 +32,12 @@ typedef struct corral_agent_opts {
     /* The model cache (docs/agent.md): */
     const char *model_cache_dir; /* NULL: ROOT/models */
     const char *pvc_root;        /* pvc://NAME/path is read from here/NAME/path; NULL: refused */
+    /* Cluster mode (corral agent --kube, docs/kubernetes.md): kubelet runs the pods. */
+    bool kube;
+    bool device_plugin;      /* serve the kubelet device plugin (default true) */
+    const char *dp_dir;      /* kubelet's device-plugins directory */
+    const char *dp_resource; /* the extended resource (nvidia.com/gpu) */
+    const char *cdi_dir;     /* write a CDI spec here; NULL: none */
 } corral_agent_opts_t;
 
 /* Fill the defaults (lease 40 s, heartbeat 10 s, backoff 10 s to 5 min, ...). */
@@ -47,10 +53,18 @@ int corral_agent_run(const corral_agent_opts_t *o, const corral_client_config_t 
 /* The same for opts.hollow_n hollow nodes (or one with runtime "hollow"). */
 int corral_agent_hollow_run(const corral_agent_opts_t *o, const corral_client_config_t *cfg);
 
+/* Cluster mode: publish the GPUs, their health, metrics and the model cache
+ * for the Node kubelet registered, and serve the device plugin; runs no pod. */
+int corral_agent_kube_run(const corral_agent_opts_t *o, const corral_client_config_t *cfg);
+
 /* Discover GPUs with spec and print them (stdout); 0 or a negative code. */
 int corral_agent_print_gpus(const char *spec, const char *node_name);
 
 /* The hidden `corral agent-shim` subcommand each container runs under. */
 int corral_agent_shim_main(int argc, char **argv);
+
+/* The hidden `corral standin-kubelet` subcommand: kubelet's device manager
+ * side of the device plugin API, for tests (src/agent/standin_kubelet.c). */
+int corral_agent_standin_kubelet(int argc, char **argv);
 
 #endif

@@ -64,6 +64,9 @@ void corral_agent_opts_init(corral_agent_opts_t *o)
     o->status_every = 5;
     o->metrics_listen = ":9400";
     o->xid_hold_s = 300;
+    o->device_plugin = true;
+    o->dp_dir = "/var/lib/kubelet/device-plugins";
+    o->dp_resource = "nvidia.com/gpu";
 }
 
 /* --- events --------------------------------------------------------------------------------- */
@@ -468,19 +471,20 @@ static bool stop_requested(const sigset_t *set)
     return sigtimedwait(set, NULL, &zero) > 0;
 }
 
-/* The model cache and the informers it follows. */
-static int model_cache_setup(agent_t *ag, const corral_client_config_t *cfg)
+int corral__agent_model_cache(const corral__agent_opts_t *o, const corral_client_config_t *cfg,
+                              corral_evq_t *q, corral_metrics_t *reg, corral__models_t **models,
+                              corral_informer_t *inf[3])
 {
-    const corral__agent_opts_t *o = ag->o;
     char dir[4096], err[1024];
     if (o->model_cache_dir && *o->model_cache_dir)
         snprintf(dir, sizeof(dir), "%s", o->model_cache_dir);
     else
         snprintf(dir, sizeof(dir), "%s/models", o->root);
-    ag->models = corral__models_new(o->node_name, dir, o->pvc_root, ag->reg);
-    if (!ag->models) {
-        corral__log("cannot create the model cache %s: pods with %s will wait", dir,
-                    CORRAL_MODEL_URI_ANN);
+    *models = corral__models_new(o->node_name, dir, o->pvc_root, reg);
+    if (!*models) {
+        corral__log("cannot create the model cache %s: no model is cached on this node (pods "
+                    "with %s wait)",
+                    dir, CORRAL_MODEL_URI_ANN);
         return 0;
     }
     char nsel[512];
@@ -490,7 +494,7 @@ static int model_cache_setup(agent_t *ag, const corral_client_config_t *cfg)
         {.kind = CORRAL_KIND_LOCALMODELNODEGROUP, .name = "localmodelnodegroups"},
         {.kind = CORRAL_KIND_NODE, .field_selector = nsel, .name = "node"}};
     for (int i = 0; i < 3; i++) {
-        if (corral_informer_start(cfg, &io[i], ag->q, &ag->minf[i], err, sizeof(err)) != 0) {
+        if (corral_informer_start(cfg, &io[i], q, &inf[i], err, sizeof(err)) != 0) {
             corral__log("cannot start the %s informer: %s", io[i].name, err);
             return CORRAL_EIO;
         }
@@ -548,7 +552,7 @@ static int setup(agent_t *ag, const corral_client_config_t *cfg, const sigset_t 
                 (long long)ag->node.cpu_milli, (long long)ag->node.memory_bytes);
     corral__proc_init(&ag->pr, o->root, &ag->inv, ag->node.cpu_milli, ag->node.memory_bytes, ag->c);
     ag->q = corral_evq_new();
-    if (model_cache_setup(ag, cfg) != 0)
+    if (corral__agent_model_cache(o, cfg, ag->q, ag->reg, &ag->models, ag->minf) != 0)
         return CORRAL_EIO;
     char sel[512];
     snprintf(sel, sizeof(sel), "spec.nodeName=%s", o->node_name);

@@ -86,6 +86,15 @@ typedef struct corral__node {
 
 #define CORRAL__GPU_TAINT "corral.dev/gpu-unhealthy"
 
+/* The Node's taints (node: the object as read) with CORRAL__GPU_TAINT:NoSchedule
+ * added when n's GPUs are unhealthy and removed when not, in a; NULL when
+ * nothing changes. */
+corral_val_t *corral__node_gpu_taints(corral_arena_t *a, const corral__node_t *n,
+                                      const corral_val_t *node);
+
+/* The GPUHealthy condition of n (heartbeat now), in a. */
+corral_val_t *corral__node_gpu_condition(corral_arena_t *a, const corral__node_t *n, int64_t now);
+
 /* Record GPU health on n; true when it changed (the caller then refreshes
  * the Node status at once). */
 bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *reason,
@@ -103,6 +112,9 @@ corral_val_t *corral__node_object(corral_arena_t *a, const corral__node_t *n,
 corral_val_t *corral__node_status_patch(corral_arena_t *a, const corral__node_t *n, int64_t now_us);
 /* Create or update the Node. Returns 0 or a negative code (message in err). */
 int corral__node_register(corral_client_t *c, corral__node_t *n, char *err, size_t errlen);
+/* One request with body (NULL: none) as JSON; r is reset first. */
+int corral__agent_send(corral_client_t *c, const char *method, const char *path, const char *ctype,
+                       const corral_val_t *body, corral_client_resp_t *r);
 /* Renew the Lease (create it when absent). */
 int corral__node_lease(corral_client_t *c, corral__node_t *n, int64_t now_us, char *err,
                        size_t errlen);
@@ -483,9 +495,52 @@ void corral__models_tick(corral__models_t *m, corral_client_t *c, const corral__
  * (msg says why; asked again later). */
 int corral__models_pod(corral__models_t *m, corral__pod_t *p, int64_t now_us, char *msg,
                        size_t len);
+/* The model cache in --model-cache-dir (else ROOT/models) and its three
+ * informers (LocalModelCaches, LocalModelNodeGroups, the Node) feeding q;
+ * *models stays NULL (logged) when the directory cannot be made. */
+int corral__agent_model_cache(const corral__agent_opts_t *o, const corral_client_config_t *cfg,
+                              corral_evq_t *q, corral_metrics_t *reg, corral__models_t **models,
+                              corral_informer_t *inf[3]);
 /* Replace the prefix /mnt/models (followed by '/' or the end, at the start
  * of an argument or after its first '=') with dir, in argv[1..]. */
 void corral__argv_model_dir(corral_arena_t *a, char **argv, const char *dir);
+
+/* --- cluster mode: corral agent --kube (kube.c) ------------------------------------------- */
+
+#define CORRAL__KPOD_MAX_CTRS 64 /* containers of a pod the device plugin matches */
+#define CORRAL__KPOD_ID_LEN   96 /* a device ID (the GPU's UUID), as the device plugin's */
+
+/* A pod bound to the node, as the device plugin's lookup sees it. */
+typedef struct corral__kpod {
+    char *uid, *ns, *name;
+    int64_t bound_us;                /* PodScheduled=True lastTransitionTime (0: unknown) */
+    int64_t created_us;              /* creationTimestamp */
+    int nctr;                        /* spec.containers */
+    int want[CORRAL__KPOD_MAX_CTRS]; /* what each container asks of the resource */
+    char **uuids; /* its corral.dev/gpu-ids as UUIDs, in order; NULL entries: not on this node */
+    int nuuids;
+    bool waiting;   /* not terminated, not deleting, no container started yet */
+    uint64_t given; /* bit c: container c got its devices from this agent */
+} corral__kpod_t;
+
+/* Fill kp from a pod object (o->raw): the resource each container asks
+ * (limits, else requests), its gpu-ids mapped to the UUIDs of inv (by NVML
+ * index), whether kubelet may still be admitting it. given is left as it
+ * is (the caller carries it over from an earlier version of the pod). */
+void corral__kpod_fill(corral__kpod_t *kp, const corral_obj_t *o, const char *resource,
+                       const corral_gpu_inventory_t *inv);
+/* Free what kp holds (not kp itself). */
+void corral__kpod_clear(corral__kpod_t *kp);
+/* The device plugin's choice: among pods, the one kubelet is admitting for
+ * a container that asks want devices out of avail: its next container
+ * (container order) not yet given devices asks want, and that container's
+ * share of its gpu-ids are all in avail (or the container was given
+ * exactly avail before: a repeat, e.g. Allocate after
+ * GetPreferredAllocation); among several the oldest binding, then the
+ * oldest pod, then the smaller uid. Returns the pod's index (its
+ * container in *ctr, its share at uuids[*off .. *off + want)), or -1. */
+int corral__kpod_match(corral__kpod_t *const *pods, size_t n, const char *const *avail,
+                       size_t navail, size_t want, int *ctr, int *off);
 
 /* --- the process runtime (proc.c, shim.c, cgroup.c) -------------------------------------- */
 

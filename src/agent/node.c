@@ -89,19 +89,24 @@ static void conditions(corral_arena_t *a, corral_val_t *st, const corral__node_t
         corral__jstr(a, c, "message", types[i][2]);
         corral_val_push(a, seq, c);
     }
-    if (n->ngpu > 0) { /* telemetry.c: XIDs and unreadable GPUs */
-        corral_val_t *c = corral__jmap(a, NULL, NULL);
-        char gt[40];
-        corral__fmt_time(n->gpu_since_us ? n->gpu_since_us : now, false, gt, sizeof(gt));
-        corral__jstr(a, c, "type", "GPUHealthy");
-        corral__jstr(a, c, "status", n->gpu_bad ? "False" : "True");
-        corral__jstr(a, c, "lastHeartbeatTime", hb);
-        corral__jstr(a, c, "lastTransitionTime", gt);
-        corral__jstr(a, c, "reason", n->gpu_reason[0] ? n->gpu_reason : "GPUsHealthy");
-        corral__jstr(a, c, "message",
-                     n->gpu_msg[0] ? n->gpu_msg : "every GPU is readable and has no XID");
-        corral_val_push(a, seq, c);
-    }
+    if (n->ngpu > 0) /* telemetry.c: XIDs and unreadable GPUs */
+        corral_val_push(a, seq, corral__node_gpu_condition(a, n, now));
+}
+
+corral_val_t *corral__node_gpu_condition(corral_arena_t *a, const corral__node_t *n, int64_t now)
+{
+    corral_val_t *c = corral__jmap(a, NULL, NULL);
+    char hb[40], gt[40];
+    corral__fmt_time(now, false, hb, sizeof(hb));
+    corral__fmt_time(n->gpu_since_us ? n->gpu_since_us : now, false, gt, sizeof(gt));
+    corral__jstr(a, c, "type", "GPUHealthy");
+    corral__jstr(a, c, "status", n->gpu_bad ? "False" : "True");
+    corral__jstr(a, c, "lastHeartbeatTime", hb);
+    corral__jstr(a, c, "lastTransitionTime", gt);
+    corral__jstr(a, c, "reason", n->gpu_reason[0] ? n->gpu_reason : "GPUsHealthy");
+    corral__jstr(a, c, "message",
+                 n->gpu_msg[0] ? n->gpu_msg : "every GPU is readable and has no XID");
+    return c;
 }
 
 bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *reason,
@@ -116,10 +121,8 @@ bool corral__node_set_gpu_health(corral__node_t *n, bool healthy, const char *re
     return changed;
 }
 
-/* The Node's taints with ours (CORRAL__GPU_TAINT:NoSchedule) added when
- * the GPUs are unhealthy and removed when not; NULL when nothing changes. */
-static corral_val_t *gpu_taints(corral_arena_t *a, const corral__node_t *n,
-                                const corral_val_t *node)
+corral_val_t *corral__node_gpu_taints(corral_arena_t *a, const corral__node_t *n,
+                                      const corral_val_t *node)
 {
     const corral_val_t *cur = corral_val_dig(node, "spec.taints");
     corral_val_t *out = corral_val_new(a, CORRAL_VAL_SEQ);
@@ -211,7 +214,7 @@ corral_val_t *corral__node_object(corral_arena_t *a, const corral__node_t *n,
         corral__jstr(a, ann, CORRAL_GPU_TOPO_ANNOTATION, n->topology);
     corral__jstr(a, ann, "node.alpha.kubernetes.io/ttl", "0");
     corral_val_t *spec = corral_val_ensure_map(a, o, "spec");
-    corral_val_t *taints = gpu_taints(a, n, o);
+    corral_val_t *taints = corral__node_gpu_taints(a, n, o);
     if (taints)
         corral_val_set(a, spec, "taints", taints);
     corral_val_set(a, o, "status", status_body(a, n, now_us));
@@ -225,8 +228,8 @@ corral_val_t *corral__node_status_patch(corral_arena_t *a, const corral__node_t 
     return o;
 }
 
-static int send(corral_client_t *c, const char *method, const char *path, const char *ctype,
-                const corral_val_t *body, corral_client_resp_t *r)
+int corral__agent_send(corral_client_t *c, const char *method, const char *path, const char *ctype,
+                       const corral_val_t *body, corral_client_resp_t *r)
 {
     corral_buf_t b;
     corral_buf_init(&b);
@@ -276,22 +279,24 @@ int corral__node_register(corral_client_t *c, corral__node_t *n, char *err, size
     int rc = CORRAL_EIO;
     char path[512];
     snprintf(path, sizeof(path), NODE_PATH "/%s", n->name);
-    if (send(c, "POST", NODE_PATH, NULL, corral__node_object(&a, n, NULL, now), &r) == 0 &&
+    if (corral__agent_send(c, "POST", NODE_PATH, NULL, corral__node_object(&a, n, NULL, now), &r) ==
+            0 &&
         r.code == 201) {
         keep_uid(n, &r);
         rc = 0;
-    } else if (r.code == 409 && send(c, "GET", path, NULL, NULL, &r) == 0 && r.code == 200) {
+    } else if (r.code == 409 && corral__agent_send(c, "GET", path, NULL, NULL, &r) == 0 &&
+               r.code == 200) {
         corral_val_t *cur = NULL;
         corral_json_err_t je;
         if (corral_json_parse(&a, r.body.p, r.body.len, &cur, &je) == 0) {
             corral_val_t *o = corral__node_object(&a, n, cur, now);
             corral_val_t *meta = corral_val_get(o, "metadata");
             corral_val_del(meta, "resourceVersion"); /* unconditional, as a registration */
-            if (send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200) {
+            if (corral__agent_send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200) {
                 keep_uid(n, &r);
                 snprintf(path, sizeof(path), NODE_PATH "/%s/status", n->name);
-                if (send(c, "PATCH", path, "application/merge-patch+json",
-                         corral__node_status_patch(&a, n, now), &r) == 0 &&
+                if (corral__agent_send(c, "PATCH", path, "application/merge-patch+json",
+                                       corral__node_status_patch(&a, n, now), &r) == 0 &&
                     r.code == 200)
                     rc = 0;
             }
@@ -334,11 +339,12 @@ int corral__node_lease(corral_client_t *c, corral__node_t *n, int64_t now_us, ch
     corral_client_resp_init(&r);
     char path[512];
     snprintf(path, sizeof(path), LEASE_PATH "/%s", n->name);
-    bool ok = n->lease_exists && send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200;
+    bool ok =
+        n->lease_exists && corral__agent_send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200;
     if (!ok && (!n->lease_exists || r.code == 404))
-        ok = send(c, "POST", LEASE_PATH, NULL, o, &r) == 0 && r.code == 201;
+        ok = corral__agent_send(c, "POST", LEASE_PATH, NULL, o, &r) == 0 && r.code == 201;
     if (!ok && r.code == 409) /* made meanwhile (or by an earlier run) */
-        ok = send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200;
+        ok = corral__agent_send(c, "PUT", path, NULL, o, &r) == 0 && r.code == 200;
     int rc = ok ? 0 : CORRAL_EIO;
     n->lease_exists = rc == 0;
     if (rc)
@@ -372,7 +378,7 @@ int corral__node_status(corral_client_t *c, corral__node_t *n, int64_t now_us, c
     char path[512];
     snprintf(path, sizeof(path), NODE_PATH "/%s", n->name);
     int rc = CORRAL_EIO;
-    if (send(c, "GET", path, NULL, NULL, &r) == 0 && r.code == 404) {
+    if (corral__agent_send(c, "GET", path, NULL, NULL, &r) == 0 && r.code == 404) {
         corral__log("node %s is gone from the API: registering it again", n->name);
         rc = corral__node_register(c, n, err, errlen);
         goto out;
@@ -384,22 +390,23 @@ int corral__node_status(corral_client_t *c, corral__node_t *n, int64_t now_us, c
             corral__log("node %s was not Ready in the API: posting Ready again", n->name);
             n->ready_since_us = now_us;
         }
-        corral_val_t *taints = cur ? gpu_taints(&a, n, cur) : NULL;
+        corral_val_t *taints = cur ? corral__node_gpu_taints(&a, n, cur) : NULL;
         if (taints) { /* the resourceVersion makes a concurrent edit of the taints conflict */
             corral_val_t *patch = corral__jmap(&a, NULL, NULL);
             const char *rv = corral_val_get_str(corral_val_get(cur, "metadata"), "resourceVersion");
             if (rv)
                 corral__jstr(&a, corral__jmap(&a, patch, "metadata"), "resourceVersion", rv);
             corral_val_set(&a, corral__jmap(&a, patch, "spec"), "taints", taints);
-            if (send(c, "PATCH", path, "application/merge-patch+json", patch, &r) != 0 ||
+            if (corral__agent_send(c, "PATCH", path, "application/merge-patch+json", patch, &r) !=
+                    0 ||
                 r.code != 200)
                 corral__log("node %s: cannot %s the %s taint: HTTP %ld", n->name,
                             n->gpu_bad ? "add" : "remove", CORRAL__GPU_TAINT, r.code);
         }
     }
     snprintf(path, sizeof(path), NODE_PATH "/%s/status", n->name);
-    if (send(c, "PATCH", path, "application/merge-patch+json",
-             corral__node_status_patch(&a, n, now_us), &r) == 0 &&
+    if (corral__agent_send(c, "PATCH", path, "application/merge-patch+json",
+                           corral__node_status_patch(&a, n, now_us), &r) == 0 &&
         r.code == 200)
         rc = 0;
     else

@@ -407,6 +407,19 @@ void corral__telem_xid(corral__telem_t *t, int i, uint64_t xid, int64_t now_us)
     pthread_mutex_unlock(&t->mu);
 }
 
+bool corral__telem_gpu_healthy(corral__telem_t *t, int i, int64_t now_us)
+{
+    pthread_mutex_lock(&t->mu);
+    bool ok = true;
+    if (i >= 0 && i < t->n) {
+        const tgpu_t *g = &t->g[i];
+        ok = !g->unreadable &&
+             !(g->xid_seen && now_us - g->xid_us < (int64_t)t->xid_hold_s * 1000000);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return ok;
+}
+
 bool corral__telem_healthy(corral__telem_t *t, int64_t now_us, char *reason, size_t rlen, char *msg,
                            size_t mlen)
 {

@@ -106,6 +106,9 @@ void corral__telem_sample(corral__telem_t *t, int i, corral__gpu_sample_t *out);
 bool corral__telem_healthy(corral__telem_t *t, int64_t now_us, char *reason, size_t rlen, char *msg,
                            size_t mlen);
 void corral__telem_set_xid_hold(corral__telem_t *t, int hold_s);
+/* GPU i alone, as corral__telem_healthy judges it (the device plugin's
+ * per-device health). */
+bool corral__telem_gpu_healthy(corral__telem_t *t, int i, int64_t now_us);
 /* Record an XID on GPU i (NVML events do this; tests and simulations too). */
 void corral__telem_xid(corral__telem_t *t, int i, uint64_t xid, int64_t now_us);
 

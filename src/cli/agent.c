@@ -17,6 +17,7 @@ static void agent_usage(FILE *fp)
 {
     fprintf(fp,
             "usage: corral agent --node-name NAME [--server URL | --kubeconfig FILE] [options]\n"
+            "       corral agent --kube --node-name NAME [options]   (kubelet runs the pods)\n"
             "       corral agent --hollow-nodes N [--node-prefix hollow-] [options]\n"
             "\n"
             "  -s, --server URL            the API server (else as kubectl: $KUBECONFIG, ...)\n"
@@ -44,7 +45,14 @@ static void agent_usage(FILE *fp)
             "      --hollow-nodes N        host N hollow nodes (implies --runtime hollow)\n"
             "      --node-prefix P         their names: P0 .. P<N-1> (default hollow-)\n"
             "      --token-file FILE       hollow: \"node,token\" lines, one token per node\n"
-            "      --writers N             hollow: status writer threads (default 4)\n");
+            "      --writers N             hollow: status writer threads (default 4)\n"
+            "      --kube                  cluster mode: publish GPUs, health, metrics and\n"
+            "                              the model cache for kubelet's Node; run no pod\n"
+            "      --device-plugin[=false] kube: serve the kubelet device plugin (default true)\n"
+            "      --device-plugin-dir DIR kube: kubelet's socket directory\n"
+            "                              (default /var/lib/kubelet/device-plugins)\n"
+            "      --device-plugin-resource R   kube: the resource (default nvidia.com/gpu)\n"
+            "      --cdi-dir DIR           kube: also write a CDI spec there (default none)\n");
 }
 
 enum {
@@ -71,6 +79,11 @@ enum {
     OPT_XID_HOLD,
     OPT_MODEL_CACHE_DIR,
     OPT_PVC_ROOT,
+    OPT_KUBE,
+    OPT_DP,
+    OPT_DP_DIR,
+    OPT_DP_RESOURCE,
+    OPT_CDI_DIR,
 };
 
 /* The options that only keep their argument: true when c was one. */
@@ -95,6 +108,15 @@ static bool string_opt(int c, corral_agent_opts_t *o, corral_client_flags_t *f)
         break;
     case OPT_PVC_ROOT:
         dst = &o->pvc_root;
+        break;
+    case OPT_DP_DIR:
+        dst = &o->dp_dir;
+        break;
+    case OPT_DP_RESOURCE:
+        dst = &o->dp_resource;
+        break;
+    case OPT_CDI_DIR:
+        dst = &o->cdi_dir;
         break;
     case OPT_LISTEN:
         dst = &o->listen;
@@ -152,6 +174,11 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         {"server", required_argument, NULL, OPT_SERVER},
         {"token", required_argument, NULL, OPT_TOKEN},
         {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"kube", no_argument, NULL, OPT_KUBE},
+        {"device-plugin", optional_argument, NULL, OPT_DP},
+        {"device-plugin-dir", required_argument, NULL, OPT_DP_DIR},
+        {"device-plugin-resource", required_argument, NULL, OPT_DP_RESOURCE},
+        {"cdi-dir", required_argument, NULL, OPT_CDI_DIR},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -175,6 +202,16 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         case OPT_STATUS_EVERY:
             ok = corral__flag_int("agent", "status-every", optarg, 1, INT32_MAX, &v) &&
                  (o->status_every = (int)v);
+            break;
+        case OPT_KUBE:
+            o->kube = true;
+            break;
+        case OPT_DP:
+            ok = !optarg || !strcmp(optarg, "true") || !strcmp(optarg, "false");
+            if (!ok)
+                fprintf(stderr, "corral agent: --device-plugin is true or false, not \"%s\"\n",
+                        optarg);
+            o->device_plugin = !optarg || !strcmp(optarg, "true");
             break;
         case OPT_STOP:
             o->stop_on_exit = true;
@@ -239,6 +276,10 @@ int corral_cmd_agent(int argc, char **argv)
         fprintf(stderr, "corral agent: --node-name is required\n");
         return CORRAL_EXIT_INVALID;
     }
+    if (o.kube && hollow) {
+        fprintf(stderr, "corral agent: --kube runs beside kubelet, not with hollow nodes\n");
+        return CORRAL_EXIT_INVALID;
+    }
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
     char err[1024] = "";
@@ -246,7 +287,9 @@ int corral_cmd_agent(int argc, char **argv)
         fprintf(stderr, "corral agent: %s\n", err);
         return CORRAL_EXIT_INVALID;
     }
-    rc = hollow ? corral_agent_hollow_run(&o, &cfg) : corral_agent_run(&o, &cfg);
+    rc = o.kube   ? corral_agent_kube_run(&o, &cfg)
+         : hollow ? corral_agent_hollow_run(&o, &cfg)
+                  : corral_agent_run(&o, &cfg);
     corral_client_config_fini(&cfg);
     return rc ? CORRAL_EXIT_FAIL : CORRAL_EXIT_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "corral/agent.h"
 
 #define CORRAL_VERSION "0.1.0"
 
@@ -27,6 +28,7 @@ static const command_t commands[] = {
     {"top", corral_cmd_top, "CPU, memory and GPU use of nodes, pods and each GPU"},
     {"agent", corral_cmd_agent, "the node agent: register a node with its GPUs and run its pods"},
     {"agent-shim", corral_cmd_agent_shim, NULL}, /* internal: runs one container */
+    {"standin-kubelet", corral_agent_standin_kubelet, NULL}, /* tests: kubelet's device manager */
     {"controller", corral_cmd_controller,
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},
     {"up", corral_cmd_up, "run the platform on this machine (API server, scheduler, agents...)"},

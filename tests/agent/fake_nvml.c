@@ -18,6 +18,9 @@
  * 1980/2619, PCIe TX/RX 1000/2000 KB/s; nvmlDeviceGetFieldValues is absent
  * (memory temperature and NVLink are then left out); FAKE_NVML_XID=G:X makes
  * the event set report XID X on GPU G once per value set.
+ * For a running process (the CLI tests): FAKE_NVML_CTL names a directory;
+ * while DIR/lost exists GPU 2 answers GPU_IS_LOST (any mode), and DIR/xid
+ * holding "G:X" acts as FAKE_NVML_XID.
  * FAKE_NVML_LOG, when set, names a file that gets a line per nvmlInit_v2 and
  * nvmlShutdown call, so tests can check the library is shut down again.
  */
@@ -74,6 +77,23 @@ static const char *mode(void)
 static int is(const char *m)
 {
     return strcmp(mode(), m) == 0;
+}
+
+/* DIR/name under FAKE_NVML_CTL: whether it exists, and its first line. */
+static int ctl(const char *name, char *line, size_t len)
+{
+    const char *dir = getenv("FAKE_NVML_CTL");
+    char path[4096];
+    if (!dir || !*dir)
+        return 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    if (line && (!fgets(line, (int)len, fp)))
+        line[0] = '\0';
+    fclose(fp);
+    return 1;
 }
 
 static void log_call(const char *what)
@@ -144,7 +164,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
-    if (is("lost2") && device->index == 2 && getenv("FAKE_NVML_LOST"))
+    if (device->index == 2 && ((is("lost2") && getenv("FAKE_NVML_LOST")) || ctl("lost", NULL, 0)))
         return NVML_ERROR_GPU_IS_LOST;
     memory->total = 81559ull << 20;
     memory->used = 512ull << 20;
@@ -320,6 +340,11 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
     (void)set;
     (void)ms;
     const char *x = getenv("FAKE_NVML_XID");
+    char line[64];
+    if (ctl("xid", line, sizeof(line))) {
+        line[strcspn(line, "\n")] = '\0';
+        x = line;
+    }
     unsigned g = 0;
     unsigned long long xid = 0;
     if (!x || !strcmp(x, xid_sent) || sscanf(x, "%u:%llu", &g, &xid) != 2 || g >= NGPU)
