@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/kubecli.h"
 #include "corral/agent.h"
 #include "corral/client.h"
 
@@ -22,6 +23,11 @@ static void agent_usage(FILE *fp)
             "  -s, --server URL            the API server (else as kubectl: $KUBECONFIG, ...)\n"
             "      --kubeconfig FILE       credentials and server\n"
             "      --token TOKEN           bearer token\n"
+            "      --context NAME, --certificate-authority FILE, --insecure-skip-tls-verify\n"
+            "      --kube-api-qps N        requests per second to the API server (50; -1: none)\n"
+            "      --kube-api-burst N      burst above it (100)\n"
+            "      --kube-api-content-type T   application/vnd.kubernetes.protobuf (default)\n"
+            "                              or application/json\n"
             "      --node-name NAME        this node's name\n"
             "      --gpus SPEC             nvml, sim:PROFILE, auto (default), none\n"
             "      --print-gpus            print the GPUs found and exit\n"
@@ -149,9 +155,7 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         {"restart-backoff-ms", required_argument, NULL, OPT_BACKOFF},
         {"restart-backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX},
         {"writers", required_argument, NULL, OPT_WRITERS},
-        {"server", required_argument, NULL, OPT_SERVER},
-        {"token", required_argument, NULL, OPT_TOKEN},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        CORRAL__COMPONENT_LONGOPTS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -201,11 +205,14 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         case 'h':
             agent_usage(stdout);
             return -1;
-        default:
-            if (string_opt(c, o, f))
+        default: {
+            int kf = corral__component_flag("corral agent", f, c, optarg);
+            ok = kf >= 0;
+            if (kf != 0 || string_opt(c, o, f))
                 break;
             agent_usage(stderr);
             return CORRAL_EXIT_INVALID;
+        }
         }
         if (!ok) /* corral__flag_int said why */
             return CORRAL_EXIT_INVALID;
@@ -222,6 +229,7 @@ int corral_cmd_agent(int argc, char **argv)
     corral_agent_opts_t o;
     corral_agent_opts_init(&o);
     corral_client_flags_t f = {0};
+    corral__component_flags_init(&f);
     bool print = false;
     int rc = parse(argc, argv, &o, &f, &print);
     if (rc)
