@@ -3,7 +3,7 @@
  * merged ($KUBECONFIG), exec plugins in kubeconfigs and ExecCredential
  * answers, the plugin's cache and expiry, the in-cluster service account
  * and where it sits in the precedence, the token bucket on an injected
- * clock, and the components' shared flags.
+ * clock.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/kubecli.h"
 #include "corral/client.h"
 
 TestSuite(clientcfg, .timeout = 20);
@@ -556,33 +555,4 @@ Test(clientcfg, get_retried_on_connection_errors_writes_not)
     cr_assert_eq(st.requests, 5, "a POST that may have reached the server is not repeated");
     corral_client_free(c);
     corral_client_config_fini(&cfg);
-}
-
-/* --- the components' flags ------------------------------------------------------------------- */
-
-Test(clientcfg, component_flags)
-{
-    corral_client_flags_t f = {0};
-    corral__component_flags_init(&f);
-    cr_assert_eq(f.qps, 50);
-    cr_assert_eq(f.burst, 100);
-    cr_assert_str_eq(f.accept, "application/vnd.kubernetes.protobuf");
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_QPS, "20.5"), 1);
-    cr_assert_eq(f.qps, 20.5);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_QPS, "-1"), 1);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_QPS, "0"), -1);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_QPS, "fast"), -1);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_BURST, "7"), 1);
-    cr_assert_eq(f.burst, 7);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_BURST, "0"), -1);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_CONTENT_TYPE, "application/json"),
-                 1);
-    cr_assert_str_eq(f.accept, "application/json");
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_CONTENT_TYPE, "text/yaml"), -1);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_KUBECONFIG, "/k"), 1);
-    cr_assert_str_eq(f.kubeconfig, "/k");
-    cr_assert_eq(corral__component_flag("t", &f, 's', "http://h"), 1);
-    cr_assert_str_eq(f.server, "http://h");
-    cr_assert_eq(corral__component_flag("t", &f, 'n', "ns"), 0);
-    cr_assert_eq(corral__component_flag("t", &f, 9999, "x"), 0);
 }
