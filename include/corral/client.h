@@ -52,9 +52,9 @@ typedef struct corral_client_exec {
     size_t nargs;
     char **env; /* nenv "NAME=value" strings, added to the environment */
     size_t nenv;
-    char *api_version;  /* client.authentication.k8s.io/v1 or /v1beta1 */
-    char *install_hint; /* printed when the command cannot be run */
-    char *interactive_mode; /* Never, IfAvailable, Always (v1beta1: IfAvailable) */
+    char *api_version;         /* client.authentication.k8s.io/v1 or /v1beta1 */
+    char *install_hint;        /* printed when the command cannot be run */
+    char *interactive_mode;    /* Never, IfAvailable, Always (v1beta1: IfAvailable) */
     bool provide_cluster_info; /* KUBERNETES_EXEC_INFO carries the cluster */
     long timeout_ms;           /* 0: 60 s */
 } corral_client_exec_t;
@@ -65,18 +65,18 @@ typedef struct corral_client_exec {
 /* Where and how to connect. Strings are owned (corral_strdup'ed) and freed
  * by corral_client_config_fini; PEM data may hold any bytes. */
 typedef struct corral_client_config {
-    char *server;    /* "https://host:port" */
-    char *token;     /* bearer token, or NULL */
+    char *server;     /* "https://host:port" */
+    char *token;      /* bearer token, or NULL */
     char *token_file; /* re-read when it changes (tokenFile, the service account's) */
-    char *namespace; /* the context's namespace, else "default" */
-    char *ca_file;   /* certificate-authority */
-    char *ca_data;   /* certificate-authority-data, decoded PEM */
+    char *namespace;  /* the context's namespace, else "default" */
+    char *ca_file;    /* certificate-authority */
+    char *ca_data;    /* certificate-authority-data, decoded PEM */
     size_t ca_data_len;
     char *cert_file, *key_file; /* client-certificate, client-key */
     char *cert_data, *key_data; /* ...-data, decoded PEM */
     size_t cert_data_len, key_data_len;
-    bool insecure; /* insecure-skip-tls-verify */
-    char *tls_server_name; /* tls-server-name: informational (exec cluster info) */
+    bool insecure;              /* insecure-skip-tls-verify */
+    char *tls_server_name;      /* tls-server-name: informational (exec cluster info) */
     corral_client_exec_t *exec; /* exec credential plugin, or NULL */
     bool in_cluster;            /* resolved from the service account */
     /* Client-side rate limit: requests per second and burst of each client
@@ -84,17 +84,17 @@ typedef struct corral_client_config {
      * negative: no limit. corral_client_config_init sets -1, the loader 0. */
     double qps;
     int burst;
-    char *accept;  /* --kube-api-content-type, for corral_client_set_accept; NULL: JSON */
-    char *source;  /* where the settings came from, for messages */
+    char *accept; /* --kube-api-content-type, for corral_client_set_accept; NULL: JSON */
+    char *source; /* where the settings came from, for messages */
 } corral_client_config_t;
 
 /* What the user gave on the command line (all may be NULL/false). */
 typedef struct corral_client_flags {
     const char *server, *token, *kubeconfig, *context, *namespace, *ca_file;
     bool insecure;
-    double qps;          /* --kube-api-qps; 0: not given */
-    int burst;           /* --kube-api-burst; 0: not given */
-    const char *accept;  /* --kube-api-content-type */
+    double qps;         /* --kube-api-qps; 0: not given */
+    int burst;          /* --kube-api-burst; 0: not given */
+    const char *accept; /* --kube-api-content-type */
 } corral_client_flags_t;
 
 void corral_client_config_init(corral_client_config_t *c);
@@ -123,7 +123,7 @@ int corral_client_config_load(const corral_client_flags_t *f, corral_client_conf
  * *found false).
  */
 int corral_kubeconfig_load_files(const char *const *paths, size_t n, const char *context,
-                                  corral_client_config_t *c, bool *found, char *err, size_t errlen);
+                                 corral_client_config_t *c, bool *found, char *err, size_t errlen);
 
 /* The in-cluster configuration, as client-go's rest.InClusterConfig:
  * CORRAL_ENOENT when KUBERNETES_SERVICE_HOST or _PORT is unset or there is
@@ -135,9 +135,9 @@ int corral_client_config_in_cluster(corral_client_config_t *c, char *err, size_t
 /* --- exec credential plugins ----------------------------------------------------------- */
 
 typedef struct corral_client_cred {
-    char *token;               /* status.token */
+    char *token;                /* status.token */
     char *cert_data, *key_data; /* status.clientCertificateData / clientKeyData (PEM) */
-    int64_t expiry_us;         /* status.expirationTimestamp; 0: none (cached for good) */
+    int64_t expiry_us;          /* status.expirationTimestamp; 0: none (cached for good) */
 } corral_client_cred_t;
 
 void corral_client_cred_fini(corral_client_cred_t *cr);

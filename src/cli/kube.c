@@ -74,16 +74,20 @@ int corral__component_flag(const char *prog, corral_client_flags_t *f, int c, co
     case CORRAL__OPT_QPS:
         f->qps = strtod(arg, &end);
         if (end == arg || *end || f->qps == 0 || f->qps > 1e6 || f->qps != f->qps) {
-            fprintf(stderr, "%s: --kube-api-qps wants a number of requests per second (e.g. 50; "
-                            "-1: no limit), got \"%s\"\n", prog, arg);
+            fprintf(stderr,
+                    "%s: --kube-api-qps wants a number of requests per second (e.g. 50; "
+                    "-1: no limit), got \"%s\"\n",
+                    prog, arg);
             return -1;
         }
         return 1;
     case CORRAL__OPT_BURST: {
         long v = strtol(arg, &end, 10);
         if (end == arg || *end || v < 1 || v > 1000000) {
-            fprintf(stderr, "%s: --kube-api-burst wants a whole number from 1 to 1000000, got "
-                            "\"%s\"\n", prog, arg);
+            fprintf(stderr,
+                    "%s: --kube-api-burst wants a whole number from 1 to 1000000, got "
+                    "\"%s\"\n",
+                    prog, arg);
             return -1;
         }
         f->burst = (int)v;
@@ -92,8 +96,10 @@ int corral__component_flag(const char *prog, corral_client_flags_t *f, int c, co
     case CORRAL__OPT_CONTENT_TYPE:
         if (strcmp(arg, "application/json") != 0 &&
             strcmp(arg, "application/vnd.kubernetes.protobuf") != 0) {
-            fprintf(stderr, "%s: --kube-api-content-type is application/json or "
-                            "application/vnd.kubernetes.protobuf, not \"%s\"\n", prog, arg);
+            fprintf(stderr,
+                    "%s: --kube-api-content-type is application/json or "
+                    "application/vnd.kubernetes.protobuf, not \"%s\"\n",
+                    prog, arg);
             return -1;
         }
         f->accept = arg;

@@ -66,12 +66,13 @@ enum {
         {"kubeconfig", required_argument, NULL, CORRAL__OPT_KUBECONFIG},                           \
         {"context", required_argument, NULL, CORRAL__OPT_CONTEXT},                                 \
         {"insecure-skip-tls-verify", no_argument, NULL, CORRAL__OPT_INSECURE},                     \
-        {"certificate-authority", required_argument, NULL, CORRAL__OPT_CA}, CORRAL__KUBE_API_LONGOPTS
+        {"certificate-authority", required_argument, NULL, CORRAL__OPT_CA},                        \
+        CORRAL__KUBE_API_LONGOPTS
 
 #define CORRAL__KUBE_API_HELP                                                                      \
-    "  --kube-api-qps N             requests per second to the API server (50; -1: no limit)\n"   \
+    "  --kube-api-qps N             requests per second to the API server (50; -1: no limit)\n"    \
     "  --kube-api-burst N           burst above it (100)\n"                                        \
-    "  --kube-api-content-type T    application/vnd.kubernetes.protobuf (default) or\n"           \
+    "  --kube-api-content-type T    application/vnd.kubernetes.protobuf (default) or\n"            \
     "                               application/json\n"
 
 /* The components' defaults: kube-scheduler's 50 QPS, burst 100, protobuf. */

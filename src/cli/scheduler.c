@@ -174,23 +174,22 @@ static int parse_one(sopts_t *s, int c, const char *arg)
 
 static int parse_opts(int argc, char **argv, sopts_t *s)
 {
-    static const struct option opts[] = {
-        CORRAL__COMPONENT_LONGOPTS,
-        {"scheduler-name", required_argument, NULL, OPT_NAME},
-        {"config", required_argument, NULL, OPT_CONFIG},
-        {"config-name", required_argument, NULL, OPT_CONFIG_NAME},
-        {"leader-elect", optional_argument, NULL, OPT_ELECT},
-        {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
-        {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
-        {"lease-duration", required_argument, NULL, OPT_LEASE_DUR},
-        {"renew-deadline", required_argument, NULL, OPT_RENEW},
-        {"retry-period", required_argument, NULL, OPT_RETRY},
-        {"binders", required_argument, NULL, OPT_BINDERS},
-        {"event-interval", required_argument, NULL, OPT_EVINT},
-        {"v", required_argument, NULL, OPT_V},
-        {"metrics-listen", required_argument, NULL, OPT_METRICS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {CORRAL__COMPONENT_LONGOPTS,
+                                         {"scheduler-name", required_argument, NULL, OPT_NAME},
+                                         {"config", required_argument, NULL, OPT_CONFIG},
+                                         {"config-name", required_argument, NULL, OPT_CONFIG_NAME},
+                                         {"leader-elect", optional_argument, NULL, OPT_ELECT},
+                                         {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
+                                         {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
+                                         {"lease-duration", required_argument, NULL, OPT_LEASE_DUR},
+                                         {"renew-deadline", required_argument, NULL, OPT_RENEW},
+                                         {"retry-period", required_argument, NULL, OPT_RETRY},
+                                         {"binders", required_argument, NULL, OPT_BINDERS},
+                                         {"event-interval", required_argument, NULL, OPT_EVINT},
+                                         {"v", required_argument, NULL, OPT_V},
+                                         {"metrics-listen", required_argument, NULL, OPT_METRICS},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -72,7 +72,7 @@ corral_client_t *corral_client_new(const corral_client_config_t *cfg)
         c->token = corral_strdup(c->cfg.token);
     c->qps = cfg->qps == 0 ? CORRAL_CLIENT_DEFAULT_QPS : cfg->qps;
     c->burst = cfg->qps == 0 && cfg->burst <= 0 ? CORRAL_CLIENT_DEFAULT_BURST
-                                                 : (cfg->burst > 0 ? cfg->burst : 1);
+                                                : (cfg->burst > 0 ? cfg->burst : 1);
     c->tokens = c->burst;
     c->tries = 10;
     c->max_wait_ms = 10000;
@@ -231,8 +231,8 @@ static int refresh_credential(corral_client_t *c, const char *failed)
 {
     if (c->cfg.exec) {
         corral_client_cred_t cr;
-        int rc = corral_client_exec_credential(&c->cfg, failed, &cr, c->cred_err,
-                                               sizeof(c->cred_err));
+        int rc =
+            corral_client_exec_credential(&c->cfg, failed, &cr, c->cred_err, sizeof(c->cred_err));
         if (rc)
             return rc;
         if (failed || !c->cred.token || !cr.token || strcmp(c->cred.token, cr.token) != 0 ||
@@ -499,8 +499,8 @@ static int perform(corral_client_t *c, corral_client_resp_t *r, struct curl_slis
     return 0;
 }
 
-static int request_once(corral_client_t *c, const char *method, const char *path,
-                        const char *ctype, const char *body, size_t len, corral_client_resp_t *r)
+static int request_once(corral_client_t *c, const char *method, const char *path, const char *ctype,
+                        const char *body, size_t len, corral_client_resp_t *r)
 {
     struct curl_slist *h = prepare(c, method, path, ctype, r);
     body_sink_t sink = {r, c->max_body, false};

@@ -49,9 +49,9 @@ static void exec_free(corral_client_exec_t *e)
 
 void corral_client_config_fini(corral_client_config_t *c)
 {
-    char *owned[] = {c->server,   c->token,     c->token_file, c->namespace, c->ca_file,
-                     c->ca_data,  c->cert_file, c->key_file,   c->cert_data, c->key_data,
-                     c->source,   c->accept,    c->tls_server_name};
+    char *owned[] = {c->server,  c->token,     c->token_file,     c->namespace, c->ca_file,
+                     c->ca_data, c->cert_file, c->key_file,       c->cert_data, c->key_data,
+                     c->source,  c->accept,    c->tls_server_name};
     for (size_t i = 0; i < CORRAL_ARRAY_LEN(owned); i++)
         corral_free(owned[i]);
     exec_free(c->exec);
@@ -277,12 +277,11 @@ static int read_token_file(kc_t *k, const char *path, corral_client_config_t *c)
     return 0;
 }
 
-#define EXEC_V1      "client.authentication.k8s.io/v1"
-#define EXEC_V1BETA1 "client.authentication.k8s.io/v1beta1"
+#define EXEC_V1       "client.authentication.k8s.io/v1"
+#define EXEC_V1BETA1  "client.authentication.k8s.io/v1beta1"
 #define EXEC_MAX_ARGS 256
 
-static int exec_strings(kc_t *k, const corral_val_t *seq, const char *what, char ***out,
-                        size_t *n)
+static int exec_strings(kc_t *k, const corral_val_t *seq, const char *what, char ***out, size_t *n)
 {
     if (!seq)
         return 0;
@@ -326,8 +325,10 @@ static int read_exec(kc_t *k, const corral_val_t *m, corral_client_config_t *c)
                       api ? api : "");
     if (!mode || !*mode) {
         if (!strcmp(api, EXEC_V1))
-            return kc_err(k, m, "exec interactiveMode must be set for %s (Never, IfAvailable "
-                                "or Always)", EXEC_V1);
+            return kc_err(k, m,
+                          "exec interactiveMode must be set for %s (Never, IfAvailable "
+                          "or Always)",
+                          EXEC_V1);
         mode = "IfAvailable";
     }
     if (strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0 &&
@@ -470,7 +471,7 @@ int corral_kubeconfig_parse(const char *text, size_t len, const char *file, cons
 }
 
 int corral_kubeconfig_load_files(const char *const *paths, size_t n, const char *context,
-                                  corral_client_config_t *c, bool *found, char *err, size_t errlen)
+                                 corral_client_config_t *c, bool *found, char *err, size_t errlen)
 {
     kc_t k;
     kc_init(&k, err, errlen);
@@ -519,8 +520,9 @@ int corral_client_config_in_cluster(corral_client_config_t *c, char *err, size_t
     if (!root || !*root)
         root = SERVICEACCOUNT_DIR;
     if (!host || !*host || !port || !*port) {
-        snprintf(err, errlen, "not in a cluster: KUBERNETES_SERVICE_HOST and "
-                              "KUBERNETES_SERVICE_PORT are not set");
+        snprintf(err, errlen,
+                 "not in a cluster: KUBERNETES_SERVICE_HOST and "
+                 "KUBERNETES_SERVICE_PORT are not set");
         return CORRAL_ENOENT;
     }
     char path[1200], server[600];
@@ -539,8 +541,8 @@ int corral_client_config_in_cluster(corral_client_config_t *c, char *err, size_t
     c->token = tok;
     set(&c->token_file, path);
     /* net.JoinHostPort: an IPv6 address in brackets */
-    snprintf(server, sizeof(server), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s",
-             host, port);
+    snprintf(server, sizeof(server), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+             port);
     set(&c->server, server);
     snprintf(path, sizeof(path), "%s/ca.crt", root);
     if (access(path, R_OK) == 0) /* client-go goes on without it when it cannot load it */
@@ -609,8 +611,8 @@ static int load_files(const corral_client_flags_t *f, corral_client_config_t *c,
         snprintf(err, errlen, "%s: %s", paths[0], "no such file (--kubeconfig)");
         rc = CORRAL_ENOENT;
     } else {
-        rc = corral_kubeconfig_load_files((const char *const *)paths, n, f->context, c, &found,
-                                          err, errlen);
+        rc = corral_kubeconfig_load_files((const char *const *)paths, n, f->context, c, &found, err,
+                                          errlen);
     }
     for (size_t i = 0; i < n; i++)
         corral_free(paths[i]);

@@ -21,8 +21,7 @@ Test(component_flags, defaults_and_values)
     cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_BURST, "7"), 1);
     cr_assert_eq(f.burst, 7);
     cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_BURST, "0"), -1);
-    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_CONTENT_TYPE, "application/json"),
-                 1);
+    cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_CONTENT_TYPE, "application/json"), 1);
     cr_assert_str_eq(f.accept, "application/json");
     cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_CONTENT_TYPE, "text/yaml"), -1);
     cr_assert_eq(corral__component_flag("t", &f, CORRAL__OPT_KUBECONFIG, "/k"), 1);

@@ -102,7 +102,7 @@ static int load(replay_t *r, const char *file)
         }
         if (!strncmp(line, "<<< ", 4) && cur) {
             trim_body(&cur->req_body, false);
-            cur->code = atoi(line + 4);
+            cur->code = (int)strtol(line + 4, NULL, 10);
             cur->status_line = strdup(line + 4);
             st = RESP_H;
             continue;
@@ -258,8 +258,8 @@ static bool json_subset(const corral_val_t *want, const corral_val_t *got, const
     corral_buf_init(&g);
     corral_val_to_json(want, &w, false);
     corral_val_to_json(got, &g, false);
-    corral_buf_printf(why, "  body %s: want %s\n  %*s got  %s\n", at, w.p, (int)strlen(at) + 6,
-                      "", g.p);
+    corral_buf_printf(why, "  body %s: want %s\n  %*s got  %s\n", at, w.p, (int)strlen(at) + 6, "",
+                      g.p);
     corral_buf_fini(&w);
     corral_buf_fini(&g);
     return false;
@@ -342,7 +342,7 @@ static void serve_one(replay_t *r, int fd)
             head = (size_t)(e - in.p) + 4;
             char cl[32];
             need = header_value(strchr(in.p, '\n') + 1, "Content-Length", cl, sizeof(cl))
-                       ? (size_t)atol(cl)
+                       ? (size_t)strtoul(cl, NULL, 10)
                        : 0;
         }
         if (in.len >= head + need)
@@ -374,9 +374,9 @@ static void serve_one(replay_t *r, int fd)
         if (!r->diff) {
             corral_buf_t d;
             corral_buf_init(&d);
-            corral_buf_printf(&d, "%s:%d: exchange %zu (%s %s) does not match the request %s %s:\n%s",
-                              r->file, x->line, i + 1, x->method, x->target, method, target,
-                              why.p);
+            corral_buf_printf(&d,
+                              "%s:%d: exchange %zu (%s %s) does not match the request %s %s:\n%s",
+                              r->file, x->line, i + 1, x->method, x->target, method, target, why.p);
             r->diff = corral_buf_steal(&d);
         }
         pthread_mutex_unlock(&r->mu);

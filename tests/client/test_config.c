@@ -6,6 +6,7 @@
  * clock.
  */
 #include <criterion/criterion.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +41,17 @@ static void put(const char *name, const char *text)
     fclose(fp);
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 static void rmtmp(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(nftw(tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 static void clear_env(void)
@@ -226,9 +233,8 @@ static void cred_err(const char *text, const char *want)
 {
     corral_client_cred_t cr;
     char err[256] = "";
-    cr_assert_neq(corral_exec_credential_parse(text, strlen(text),
-                                               "client.authentication.k8s.io/v1", &cr, err,
-                                               sizeof(err)),
+    cr_assert_neq(corral_exec_credential_parse(
+                      text, strlen(text), "client.authentication.k8s.io/v1", &cr, err, sizeof(err)),
                   0, "accepted %s", text);
     cr_assert(strstr(err, want), "\"%s\" lacks \"%s\"", err, want);
 }
