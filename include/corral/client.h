@@ -31,7 +31,8 @@
  * in code with corral_client_config_init), a watch limited only when it
  * opens. 429 and 5xx answers carrying Retry-After are retried (at most 10
  * tries, the wait capped) whatever the verb, since the server did not act
- * on them; a connection error is retried for GET only.
+ * on them; a connection reset or closed before any answer is retried for
+ * GET only (a refused connection is not).
  */
 #ifndef CORRAL_CLIENT_H
 #define CORRAL_CLIENT_H

@@ -46,6 +46,7 @@ struct corral_client {
     void (*sleep_us)(void *ctx, int64_t us);
     void *clock_ctx;
     corral_client_stats_t stats;
+    CURLcode last;      /* the last attempt's transfer result */
     char cred_err[256]; /* why the last credential refresh failed */
 };
 
@@ -420,8 +421,9 @@ static struct curl_slist *prepare(corral_client_t *c, const char *method, const 
  * After an attempt: how long to wait before the next one, or -1 not to
  * retry. As client-go: a 429 or 5xx with Retry-After is retried whatever
  * the method (the server says it did not act), for the seconds it names
- * (capped); a connection error (no response at all) only for GET, after a
- * second; anything else is the caller's answer.
+ * (capped); a connection reset or closed before any answer (client-go's
+ * IsConnectionReset / IsProbableEOF) only for GET, after a second; a
+ * refused connection, a timeout and anything else are the caller's answer.
  */
 static int64_t retry_wait(const corral_client_t *c, const char *method, int rc,
                           const corral_client_resp_t *r, int attempt)
@@ -433,7 +435,9 @@ static int64_t retry_wait(const corral_client_t *c, const char *method, int rc,
         if (r->retry_after_s < 0)
             return -1;
         w = (int64_t)r->retry_after_s * 1000000;
-    } else if (rc == CORRAL_EIO && r->code == 0 && strcmp(method, "GET") == 0) {
+    } else if (rc == CORRAL_EIO && r->code == 0 && strcmp(method, "GET") == 0 &&
+               (c->last == CURLE_GOT_NOTHING || c->last == CURLE_RECV_ERROR ||
+                c->last == CURLE_SEND_ERROR || c->last == CURLE_PARTIAL_FILE)) {
         w = 1000000;
     } else {
         return -1;
@@ -489,6 +493,7 @@ static bool again(corral_client_t *c, const char *method, int rc, corral_client_
 static int perform(corral_client_t *c, corral_client_resp_t *r, struct curl_slist *h)
 {
     CURLcode rc = curl_easy_perform(c->h);
+    c->last = rc;
     curl_slist_free_all(h);
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &r->code);
     if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {

@@ -5,7 +5,12 @@
  * and where it sits in the precedence, the token bucket on an injected
  * clock.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,11 +543,57 @@ Test(clientcfg, token_bucket_on_an_injected_clock)
     corral_client_config_fini(&cfg);
 }
 
-Test(clientcfg, get_retried_on_connection_errors_writes_not)
+/* A server that closes every connection as soon as it is accepted (an
+ * apiserver going away): the client sees EOF before any answer. */
+typedef struct closer {
+    int fd, port;
+    volatile int stop;
+    pthread_t th;
+} closer_t;
+
+static void *close_all(void *arg)
 {
+    closer_t *k = arg;
+    while (!k->stop) {
+        struct pollfd p = {k->fd, POLLIN, 0};
+        if (poll(&p, 1, 20) == 1) {
+            int fd = accept(k->fd, NULL, NULL);
+            if (fd >= 0)
+                close(fd);
+        }
+    }
+    return NULL;
+}
+
+static void closer_start(closer_t *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof(sa);
+    cr_assert_eq(bind(k->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(listen(k->fd, 16), 0);
+    getsockname(k->fd, (struct sockaddr *)&sa, &sl);
+    k->port = ntohs(sa.sin_port);
+    pthread_create(&k->th, NULL, close_all, k);
+}
+
+static void closer_stop(closer_t *k)
+{
+    k->stop = 1;
+    pthread_join(k->th, NULL);
+    close(k->fd);
+}
+
+Test(clientcfg, get_retried_when_the_connection_drops_writes_not)
+{
+    closer_t k;
+    closer_start(&k);
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
-    cfg.server = corral_strdup("http://127.0.0.1:1");
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", k.port);
+    cfg.server = corral_strdup(url);
     corral_client_t *c = corral_client_new(&cfg);
     fake_clock_t clk = {0, 0};
     corral_client_set_clock(c, fake_now, fake_sleep, &clk);
@@ -559,6 +610,16 @@ Test(clientcfg, get_retried_on_connection_errors_writes_not)
     post(c);
     corral_client_stats(c, &st);
     cr_assert_eq(st.requests, 5, "a POST that may have reached the server is not repeated");
+    corral_client_free(c);
+    closer_stop(&k);
+    /* a refused connection is not retried either (client-go's rule) */
+    c = corral_client_new(&cfg);
+    corral_client_set_clock(c, fake_now, fake_sleep, &clk);
+    corral_client_resp_init(&r);
+    cr_assert_eq(corral_client_request(c, "GET", "/x", NULL, NULL, 0, &r), CORRAL_EIO);
+    corral_client_resp_fini(&r);
+    corral_client_stats(c, &st);
+    cr_assert_eq(st.requests, 1);
     corral_client_free(c);
     corral_client_config_fini(&cfg);
 }
