@@ -292,6 +292,10 @@ static int run_plugin(const corral_client_config_t *cfg, corral_buf_t *out, char
         ;
     if (killed) {
         rc = CORRAL_EIO;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) { /* the shell's "not found" */
+        snprintf(err, errlen, "exec plugin: cannot run %s (exit code 127)%s%s", e->command,
+                 e->install_hint ? "\n" : "", e->install_hint ? e->install_hint : "");
+        rc = CORRAL_EIO;
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         snprintf(err, errlen, "exec plugin %s failed with exit code %d", e->command,
                  WEXITSTATUS(status));

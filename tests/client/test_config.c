@@ -290,7 +290,7 @@ Test(clientcfg, exec_credential_answers)
 
 /* --- running plugins ------------------------------------------------------------------------- */
 
-static corral_client_exec_t *plugin(const char *script, const char *exp)
+static corral_client_exec_t *plugin(const char *script, const char *exp, long timeout_ms)
 {
     put("plugin.sh", script);
     char path[128], env[256];
@@ -307,7 +307,7 @@ static corral_client_exec_t *plugin(const char *script, const char *exp)
     snprintf(env, sizeof(env), "EXP=%s", exp);
     e->env[1] = corral_strdup(env);
     e->nenv = 2;
-    e->timeout_ms = 2000;
+    e->timeout_ms = timeout_ms;
     return e;
 }
 
@@ -323,7 +323,7 @@ Test(clientcfg, exec_plugin_cached_until_it_expires)
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
     cfg.server = corral_strdup("https://h:6443");
-    cfg.exec = plugin(counting, "2999-01-01T00:00:00Z");
+    cfg.exec = plugin(counting, "2999-01-01T00:00:00Z", 0);
     corral_client_cred_t cr;
     char err[256] = "";
     for (int i = 0; i < 3; i++) {
@@ -345,7 +345,7 @@ Test(clientcfg, exec_plugin_cached_until_it_expires)
     /* an expired credential runs the plugin every time */
     corral_client_config_init(&cfg);
     cfg.server = corral_strdup("https://h:6443");
-    cfg.exec = plugin(counting, "2001-01-01T00:00:00Z");
+    cfg.exec = plugin(counting, "2001-01-01T00:00:00Z", 0);
     for (int i = 3; i <= 4; i++) {
         cr_assert_eq(corral_client_exec_credential(&cfg, NULL, &cr, err, sizeof(err)), 0, "%s",
                      err);
@@ -358,12 +358,12 @@ Test(clientcfg, exec_plugin_cached_until_it_expires)
     rmtmp();
 }
 
-static void plugin_fails(const char *script, const char *want)
+static void plugin_fails(const char *script, long timeout_ms, const char *want)
 {
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
     cfg.server = corral_strdup("https://h:6443");
-    cfg.exec = plugin(script, "");
+    cfg.exec = plugin(script, "", timeout_ms);
     corral_client_cred_t cr;
     char err[512] = "";
     cr_assert_neq(corral_client_exec_credential(&cfg, NULL, &cr, err, sizeof(err)), 0);
@@ -374,14 +374,14 @@ static void plugin_fails(const char *script, const char *want)
 Test(clientcfg, exec_plugin_failures_are_bounded_and_explained)
 {
     mktmp();
-    plugin_fails("#!/bin/sh\necho nope >&2\nexit 3\n", "failed with exit code 3");
-    plugin_fails("#!/bin/sh\nexec sleep 30\n", "no answer within 2000 ms (killed)");
-    plugin_fails("#!/bin/sh\nexec yes\n", "output larger than 1048576 bytes (killed)");
-    plugin_fails("#!/bin/sh\necho '{}'\n", "not ExecCredential");
+    plugin_fails("#!/bin/sh\necho nope >&2\nexit 3\n", 0, "failed with exit code 3");
+    plugin_fails("#!/bin/sh\nexec sleep 30\n", 300, "no answer within 300 ms (killed)");
+    plugin_fails("#!/bin/sh\nexec yes\n", 0, "output larger than 1048576 bytes (killed)");
+    plugin_fails("#!/bin/sh\necho '{}'\n", 0, "not ExecCredential");
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
     cfg.server = corral_strdup("https://h:6443");
-    cfg.exec = plugin("", "");
+    cfg.exec = plugin("", "", 0);
     corral_free(cfg.exec->command);
     cfg.exec->command = corral_strdup("corral-no-such-plugin");
     corral_client_cred_t cr;
