@@ -449,6 +449,7 @@ static int64_t retry_wait(const corral_client_t *c, const char *method, int rc,
  * Returns 0, or CORRAL_EIO with r->error set. */
 static int before_attempt(corral_client_t *c, corral_client_resp_t *r)
 {
+    c->last = CURLE_OK;
     if (!throttle(c)) {
         snprintf(r->error, sizeof(r->error), "aborted");
         return CORRAL_EIO;
