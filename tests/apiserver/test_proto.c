@@ -1,4 +1,4 @@
-/* Protobuf request bodies (src/apiserver/proto.c): the bodies kubectl 1.32
+/* Protobuf request bodies (src/model/pb.c, include/corral/pb.h): the bodies kubectl 1.32
  * sent, each decoded into exactly the tree of the JSON kubectl prints for
  * the same object; hand-encoded messages for what kubectl does not send
  * (a Pod with containers, Quantity, IntOrString, inline members; Secret
@@ -9,6 +9,7 @@
 #include "api_test.h"
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
+#include "corral/pb.h"
 #include "proto_kubectl.h"
 
 TestSuite(proto, .timeout = 30);
@@ -108,7 +109,7 @@ static void expect_json(const void *body, size_t len, const char *want)
     corral_arena_init(&a);
     corral_val_t *got = NULL, *exp = NULL;
     char why[256] = "";
-    int rc = corral__pb_decode(&a, body, len, &got, why, sizeof(why));
+    int rc = corral_pb_decode(&a, body, len, &got, why, sizeof(why));
     cr_assert_eq(rc, 0, "decode failed (%d): %s", rc, why);
     cr_assert_eq(corral_json_parse(&a, want, strlen(want), &exp, NULL), 0, "bad want: %s", want);
     corral_buf_t b;
@@ -126,7 +127,7 @@ static void expect_error(const void *body, size_t len, int want_rc, const char *
     corral_arena_init(&a);
     corral_val_t *got = NULL;
     char why[256] = "";
-    int rc = corral__pb_decode(&a, body, len, &got, why, sizeof(why));
+    int rc = corral_pb_decode(&a, body, len, &got, why, sizeof(why));
     cr_assert_eq(rc, want_rc, "rc %d (%s), want %d", rc, why, want_rc);
     cr_assert_null(got);
     cr_assert(strstr(why, msg), "why \"%s\" lacks \"%s\"", why, msg);
@@ -163,7 +164,7 @@ Test(proto, every_truncation_of_a_recorded_body_fails_cleanly)
             char why[256] = "";
             uint8_t *copy = malloc(cut + 1);
             memcpy(copy, recorded_bodies[i].pb, cut);
-            int rc = corral__pb_decode(&a, copy, cut, &v, why, sizeof(why));
+            int rc = corral_pb_decode(&a, copy, cut, &v, why, sizeof(why));
             cr_assert(rc == 0 ? v != NULL : (v == NULL && why[0]), "%s cut %zu",
                       recorded_bodies[i].name, cut);
             free(copy);
@@ -304,7 +305,7 @@ Test(proto, secret_bytes_are_base64_and_maps_sort_and_keep_the_last_duplicate)
     corral_arena_t a;
     corral_arena_init(&a);
     corral_val_t *v = NULL;
-    cr_assert_eq(corral__pb_decode(&a, body.p, body.len, &v, NULL, 0), 0);
+    cr_assert_eq(corral_pb_decode(&a, body.p, body.len, &v, NULL, 0), 0);
     corral_val_t *d = corral_val_get(v, "data");
     cr_assert_str_eq(d->pairs[0].key->s, "bin");
     cr_assert_str_eq(d->pairs[4].key->s, "two");
@@ -596,7 +597,7 @@ Test(proto, nesting_past_the_bound_is_refused)
     corral_buf_init(&b);
     corral_buf_init(&sub);
     char why[512];
-    for (int i = 0; i < CORRAL__PB_MAX_DEPTH + 5; i++) {
+    for (int i = 0; i < CORRAL_PB_MAX_DEPTH + 5; i++) {
         w_msg(&sub, 4, &b);
         corral_buf_append(&b, sub.p, sub.len);
         corral_buf_reset(&sub);
@@ -617,7 +618,7 @@ Test(proto, too_many_values_are_refused)
     corral_buf_init(&spec);
     corral_buf_init(&sc);
     corral_buf_init(&packed);
-    for (size_t i = 0; i <= CORRAL__PB_MAX_ITEMS; i++)
+    for (size_t i = 0; i <= CORRAL_PB_MAX_ITEMS; i++)
         w_varint(&packed, 0);
     w_msg(&sc, 4, &packed);
     w_msg(&spec, 14, &sc);
@@ -649,7 +650,7 @@ Test(proto, a_message_merged_many_times_stays_linear)
     corral_arena_init(&a);
     corral_val_t *v = NULL;
     char why[256] = "";
-    cr_assert_eq(corral__pb_decode(&a, body.p, body.len, &v, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(corral_pb_decode(&a, body.p, body.len, &v, why, sizeof(why)), 0, "%s", why);
     corral_val_t *labels = corral_val_dig(v, "metadata.labels");
     cr_assert_eq(labels->n, 250000);
     cr_assert_str_eq(labels->pairs[0].key->s, "k000001");
@@ -734,6 +735,136 @@ Test(proto, malformed_bodies_give_a_message)
     corral_buf_fini(&body);
     corral_buf_fini(&m);
     corral_buf_fini(&sub);
+}
+
+/* --- lists, Status, watch events ----------------------------------------------------- */
+
+Test(proto, a_pod_list_a_status_and_kinds_without_protobuf)
+{
+    corral_buf_t body, l, meta, item, m;
+    corral_buf_init(&body);
+    corral_buf_init(&l);
+    corral_buf_init(&meta);
+    corral_buf_init(&item);
+    corral_buf_init(&m);
+    w_str(&meta, 2, "42");
+    w_str(&meta, 3, "");
+    w_int(&meta, 4, 0); /* remainingItemCount: a pointer, kept */
+    w_msg(&l, 1, &meta);
+    w_str(&m, 1, "p1");
+    w_msg(&item, 1, &m);
+    w_msg(&l, 2, &item);
+    w_str(&m, 1, "p2");
+    w_msg(&item, 1, &m);
+    w_msg(&l, 2, &item);
+    envelope(&body, "v1", "PodList", &l);
+    expect_buf(&body, "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"metadata\":{"
+                      "\"resourceVersion\":\"42\",\"remainingItemCount\":0},\"items\":["
+                      "{\"metadata\":{\"name\":\"p1\"}},{\"metadata\":{\"name\":\"p2\"}}]}");
+    corral_buf_reset(&body);
+    w_msg(&l, 1, &meta); /* empty ListMeta */
+    w_str(&l, 2, "Failure");
+    w_str(&l, 3, "pods \"x\" not found");
+    w_str(&l, 4, "NotFound");
+    w_str(&m, 1, "x");
+    w_str(&m, 3, "pods");
+    w_str(&item, 1, "FieldValueRequired");
+    w_str(&item, 3, "spec");
+    w_msg(&m, 4, &item);
+    w_msg(&l, 5, &m);
+    w_int(&l, 6, 404);
+    envelope(&body, "v1", "Status", &l);
+    expect_buf(&body, "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"metadata\":{},"
+                      "\"status\":\"Failure\",\"message\":\"pods \\\"x\\\" not found\","
+                      "\"reason\":\"NotFound\",\"details\":{\"name\":\"x\",\"kind\":\"pods\","
+                      "\"causes\":[{\"reason\":\"FieldValueRequired\",\"field\":\"spec\"}]},"
+                      "\"code\":404}");
+    cr_assert(corral_pb_has_kind("v1", "Pod"));
+    cr_assert(corral_pb_has_kind("v1", "PodList"));
+    cr_assert(corral_pb_has_kind("meta.k8s.io/v1", "Status"));
+    cr_assert(corral_pb_has_kind("rbac.authorization.k8s.io/v1", "ClusterRoleBindingList"));
+    cr_assert_not(corral_pb_has_kind("batch.volcano.sh/v1alpha1", "Job"));
+    cr_assert_not(corral_pb_has_kind("batch.volcano.sh/v1alpha1", "JobList"));
+    cr_assert_not(corral_pb_has_kind("meta.k8s.io/v1", "Table"));
+    cr_assert_not(corral_pb_has_kind("v1", "List"));
+    cr_assert_not(corral_pb_has_kind("v1", "APIResourceList"));
+    /* A CRD kind in an envelope is refused, not decoded as an empty object. */
+    corral_buf_reset(&body);
+    envelope(&body, "batch.volcano.sh/v1alpha1", "Job", &l);
+    expect_error(body.p, body.len, CORRAL_EUNSUPPORTED, "no protobuf message");
+    corral_buf_fini(&body);
+    corral_buf_fini(&l);
+    corral_buf_fini(&meta);
+    corral_buf_fini(&item);
+    corral_buf_fini(&m);
+}
+
+static void expect_event(const corral_buf_t *ev, int want_rc, const char *want)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_val_t *got = NULL, *exp = NULL;
+    char why[256] = "";
+    int rc = corral_pb_decode_watch_event(&a, ev->p, ev->len, &got, why, sizeof(why));
+    cr_assert_eq(rc, want_rc, "rc %d (%s)", rc, why);
+    if (want_rc) {
+        cr_assert_null(got);
+        cr_assert(strstr(why, want), "why \"%s\" lacks \"%s\"", why, want);
+    } else {
+        cr_assert_eq(corral_json_parse(&a, want, strlen(want), &exp, NULL), 0);
+        corral_buf_t b;
+        corral_buf_init(&b);
+        corral_val_to_json(got, &b, false);
+        cr_assert(corral_val_equal(got, exp), "got  %s\nwant %s", corral_buf_str(&b), want);
+        corral_buf_fini(&b);
+    }
+    corral_arena_fini(&a);
+}
+
+Test(proto, watch_events_carry_a_whole_object_body)
+{
+    corral_buf_t ev, raw, obj, ns, m;
+    corral_buf_init(&ev);
+    corral_buf_init(&raw);
+    corral_buf_init(&obj);
+    corral_buf_init(&ns);
+    corral_buf_init(&m);
+    w_str(&m, 1, "ns1");
+    w_msg(&ns, 1, &m);
+    envelope(&obj, "v1", "Namespace", &ns);
+    w_bytes(&raw, 1, obj.p, obj.len);
+    w_str(&ev, 1, "ADDED");
+    w_msg(&ev, 2, &raw);
+    expect_event(&ev, 0,
+                 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"v1\",\"kind\":"
+                 "\"Namespace\",\"metadata\":{\"name\":\"ns1\"}}}");
+    /* A JSON object in the RawExtension (as a CRD's event would carry). */
+    corral_buf_reset(&ev);
+    w_str(&raw, 1, "{\"kind\":\"Job\"}");
+    w_str(&ev, 1, "MODIFIED");
+    w_msg(&ev, 2, &raw);
+    expect_event(&ev, 0, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Job\"}}");
+    corral_buf_reset(&ev);
+    w_str(&ev, 1, "DELETED");
+    expect_event(&ev, CORRAL_EPARSE, "no object");
+    corral_buf_reset(&ev);
+    w_str(&raw, 1, "{}");
+    w_msg(&ev, 2, &raw);
+    expect_event(&ev, CORRAL_EPARSE, "no type");
+    corral_buf_reset(&ev);
+    w_str(&ev, 1, "ADDED");
+    w_key(&ev, 2, 0);
+    w_varint(&ev, 1);
+    expect_event(&ev, CORRAL_EPARSE, "wire type");
+    corral_buf_reset(&ev);
+    w_str(&ev, 1, "ADDED");
+    w_bytes(&ev, 2, "\x0a\x05k8s", 5); /* raw's length runs past the end */
+    expect_event(&ev, CORRAL_EPARSE, "runs past");
+    corral_buf_fini(&ev);
+    corral_buf_fini(&raw);
+    corral_buf_fini(&obj);
+    corral_buf_fini(&ns);
+    corral_buf_fini(&m);
 }
 
 /* --- over HTTP ---------------------------------------------------------------------------- */

@@ -1,15 +1,15 @@
-/* libFuzzer target: protobuf request bodies (src/apiserver/proto.c). An
- * input that starts with the magic "k8s\0" is a whole body (envelope and
- * message); any other input is the bytes of a Pod message, then of a
- * SubjectAccessReview and a Secret, so mutations reach deep fields without
- * the envelope around them. Must never crash, leak or hang; a decoded tree
+/* libFuzzer target: the protobuf decoder (src/model/pb.c). An input that
+ * starts with the magic "k8s\0" is a whole body (envelope and message); any
+ * other input is the bytes of a Pod message, then of a SubjectAccessReview
+ * and a Secret, so mutations reach deep fields without the envelope around
+ * them, and then a watch event's payload. Must never crash, leak or hang; a decoded tree
  * must be a mapping whose JSON parses again; a failure must say why. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver/apiserver_int.h"
+#include "corral/pb.h"
 #include "corral/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     corral_val_t *v = NULL;
     char why[256] = "";
     if (size >= 4 && memcmp(data, "k8s\0", 4) == 0) {
-        int rc = corral__pb_decode(&a, data, size, &v, why, sizeof(why));
+        int rc = corral_pb_decode(&a, data, size, &v, why, sizeof(why));
         check(&a, rc, v, why);
     } else {
         static const char *const kinds[][2] = {
@@ -54,6 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int rc = corral__pb_decode_msg(&a, m, data, size, &v, why, sizeof(why));
             check(&a, rc, v, why);
         }
+        why[0] = '\0';
+        int rc = corral_pb_decode_watch_event(&a, data, size, &v, why, sizeof(why));
+        check(&a, rc, v, why);
     }
     corral_arena_fini(&a);
     return 0;
