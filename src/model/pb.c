@@ -26,6 +26,7 @@
 #include "corral/pb.h"
 #include "corral/timefmt.h"
 #include "corral/yaml.h"
+#include "model/pb_int.h"
 
 #define PATH_MAX_NAMES (CORRAL_PB_MAX_DEPTH + 8)
 
@@ -211,13 +212,6 @@ static const corral_schema_msg_t m_status = {"io.k8s.apimachinery.pkg.apis.meta.
  * (its raw bytes are a whole "k8s\0" body), so only type is listed. */
 #undef OZ
 
-/* A List kind's message (metadata=1 ListMeta, items=2 the item kind), made
- * around the item's message by msg_for. */
-typedef struct pb_list {
-    corral_schema_field_t f[2];
-    corral_schema_msg_t m;
-} pb_list_t;
-
 /* Whether m is a k8s.io message (the CRD tables' fields have no numbers). */
 static bool has_numbers(const corral_schema_msg_t *m)
 {
@@ -228,9 +222,8 @@ static bool has_numbers(const corral_schema_msg_t *m)
     return false;
 }
 
-/* The message of apiVersion/kind with a protobuf form, or NULL; a List
- * kind's is built in *l. */
-static const corral_schema_msg_t *msg_for(const char *av, const char *kind, pb_list_t *l)
+const corral_schema_msg_t *corral__pb_msg_for(const char *av, const char *kind,
+                                              corral__pb_list_t *l)
 {
     if (!av || !kind)
         return NULL;
@@ -257,8 +250,8 @@ static const corral_schema_msg_t *msg_for(const char *av, const char *kind, pb_l
 
 bool corral_pb_has_kind(const char *api_version, const char *kind)
 {
-    pb_list_t l;
-    return msg_for(api_version, kind, &l) != NULL;
+    corral__pb_list_t l;
+    return corral__pb_msg_for(api_version, kind, &l) != NULL;
 }
 
 /* --- values ----------------------------------------------------------------------------- */
@@ -765,8 +758,8 @@ static int decode_envelope(pb_ctx_t *c, pb_rd_t r, corral_val_t **out)
                     (int)(enc.end - enc.p > 64 ? 64 : enc.end - enc.p), (const char *)enc.p);
     if (!av || !kind || !av->len || !kind->len)
         return fail(c, CORRAL_EPARSE, "the envelope names no apiVersion and kind");
-    pb_list_t l;
-    const corral_schema_msg_t *m = msg_for(av->s, kind->s, &l);
+    corral__pb_list_t l;
+    const corral_schema_msg_t *m = corral__pb_msg_for(av->s, kind->s, &l);
     if (!m)
         return fail(c, CORRAL_EUNSUPPORTED, "no protobuf message is known for %s, kind=%s", av->s,
                     kind->s);
@@ -848,20 +841,4 @@ int corral_pb_decode_watch_event(corral_arena_t *a, const void *data, size_t len
     corral_val_set(a, *out, "type", type);
     corral_val_set(a, *out, "object", obj);
     return 0;
-}
-
-int corral_pb_encode(const corral_val_t *obj, corral_buf_t *out, char *why, size_t whylen)
-{
-    (void)obj;
-    (void)out;
-    if (why && whylen)
-        snprintf(why, whylen, "protobuf encoding is not implemented yet");
-    return CORRAL_EUNSUPPORTED;
-}
-
-int corral_pb_encode_watch_event(const char *type, const corral_val_t *obj, corral_buf_t *out,
-                                 char *why, size_t whylen)
-{
-    (void)type;
-    return corral_pb_encode(obj, out, why, whylen);
 }
