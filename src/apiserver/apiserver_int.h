@@ -398,6 +398,21 @@ bool corral__parse_u63(const char *s, int64_t *out);
 corral_val_t *corral__body_tree(corral__req_t *r);
 /* An apply body: JSON when it starts with '{', else YAML (one object). */
 corral_val_t *corral__apply_tree(corral__req_t *r);
+/* --- negotiate.c: protobuf responses ----------------------------------------------- */
+
+#define CORRAL__PB_WATCH_MEDIA "application/vnd.kubernetes.protobuf;stream=watch"
+/* Whether the Accept list (len bytes) prefers protobuf, as kube-apiserver
+ * negotiates; corral__want_pb: r's Accept header. */
+bool corral__accept_pb(const char *accept, size_t len);
+bool corral__want_pb(corral__req_t *r);
+/* When r prefers protobuf and the JSON object body has a protobuf form: its
+ * encoding appended to out, true. Else false, out unchanged: send the JSON. */
+bool corral__pb_body(corral__req_t *r, const char *json, size_t len, corral_buf_t *out);
+/* One watch event (the object's JSON) as a frame appended to out: a 4-byte
+ * big-endian length and a WatchEvent (an ERROR event with a 500 Status when
+ * the object has no protobuf form). */
+void corral__pb_frame(const char *type, const char *json, size_t len, corral_buf_t *out);
+
 /* Parse a patch document (JSON: an object or a list); replies 400 on error. */
 corral_val_t *corral__patch_tree(corral__req_t *r);
 /* Parse stored JSON (from the store) into a tree in r->a; NULL on error. */

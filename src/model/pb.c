@@ -766,7 +766,10 @@ static int decode_envelope(pb_ctx_t *c, pb_rd_t r, corral_val_t **out)
     *out = new_map(c->a);
     corral_val_set(c->a, *out, "apiVersion", av);
     corral_val_set(c->a, *out, "kind", kind);
-    return decode_msg(c, m, raw, *out);
+    int rc2 = decode_msg(c, m, raw, *out);
+    if (!rc2 && m == &l.m && !corral_val_get(*out, "items")) /* as Go writes an empty list */
+        corral_val_set(c->a, *out, "items", corral_val_new(c->a, CORRAL_VAL_SEQ));
+    return rc2;
 }
 
 static void finish_maps(pb_ctx_t *c)

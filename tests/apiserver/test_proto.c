@@ -5,7 +5,8 @@
  * bytes; Time and MicroTime; DeleteOptions, Eviction, Binding, Scale,
  * TokenRequest, extra); packed and unpacked lists, unknown fields, map
  * duplicates; the errors and bounds; and over HTTP, a create and an SSAR
- * in protobuf answered in JSON. */
+ * in protobuf answered in protobuf (src/apiserver/negotiate.c), the
+ * Accept negotiation, a watch's frames. */
 #include "api_test.h"
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
@@ -890,6 +891,18 @@ static long pb_send(const char *method, const char *path, const void *body, size
     cr_assert_eq(curl_easy_perform(c), CURLE_OK);
     long code = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    char *ct = NULL;
+    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+    /* The answer comes in protobuf (the Accept prefers it): as JSON here. */
+    cr_assert(ct && !strcmp(ct, "application/vnd.kubernetes.protobuf"), "%s", ct ? ct : "-");
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_val_t *v = NULL;
+    char why[256];
+    cr_assert_eq(corral_pb_decode(&a, out->p, out->len, &v, why, sizeof(why)), 0, "%s", why);
+    corral_buf_reset(out);
+    corral_val_to_json(v, out, false);
+    corral_arena_fini(&a);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     return code;
@@ -910,7 +923,7 @@ static const recorded_body_t *recorded(const char *name)
     return NULL;
 }
 
-Test(proto, http_create_and_review_in_protobuf_answered_in_json)
+Test(proto, http_create_and_review_in_protobuf_answered_in_protobuf)
 {
     api_start();
     corral_buf_t out;
@@ -1000,5 +1013,135 @@ Test(proto, http_create_and_review_in_protobuf_answered_in_json)
               corral_buf_str(&r.body));
     api_free(&r);
     corral_buf_fini(&out);
+    api_stop();
+}
+
+Test(proto, accept_negotiation_as_kube_apiserver)
+{
+    static const struct {
+        const char *accept;
+        bool pb;
+    } cases[] = {
+        {"application/vnd.kubernetes.protobuf, application/json", true},
+        {"application/vnd.kubernetes.protobuf,application/json", true},
+        {"application/json, application/vnd.kubernetes.protobuf", false},
+        {"application/json;q=0.5, application/vnd.kubernetes.protobuf", true},
+        {"application/vnd.kubernetes.protobuf;q=0.9, application/json", false},
+        {"application/vnd.kubernetes.protobuf;q=0, application/json", false},
+        {"*/*, application/vnd.kubernetes.protobuf", true}, /* specific first at equal q */
+        {"application/vnd.kubernetes.protobuf;stream=watch, application/json", true},
+        {"Application/Vnd.Kubernetes.Protobuf", true},
+        {"application/cbor, application/vnd.kubernetes.protobuf;q=0.1", true},
+        {"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", false},
+        {"", false},
+        {"*/*", false},
+    };
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(cases); i++)
+        cr_assert_eq(corral__accept_pb(cases[i].accept, strlen(cases[i].accept)), cases[i].pb, "%s",
+                     cases[i].accept);
+}
+
+/* GET path with Accept pb: the protobuf body decoded, as JSON; ctype set. */
+static corral_val_t *pb_get(corral_arena_t *a, const char *path, long want_code, char *ct,
+                            size_t ctlen, corral_buf_t *raw)
+{
+    const char *const h[] = {"Accept: application/vnd.kubernetes.protobuf, application/json", NULL};
+    api_resp_t r;
+    api_req_h(&r, "GET", path, NULL, NULL, NULL, h);
+    cr_assert_eq(r.code, want_code, "%s: %ld", path, r.code);
+    const char *p = strcasestr(corral_buf_str(&r.headers), "content-type: ");
+    cr_assert(p, "%s", corral_buf_str(&r.headers));
+    snprintf(ct, ctlen, "%.*s", (int)strcspn(p + 14, "\r\n"), p + 14);
+    corral_buf_reset(raw);
+    corral_buf_append(raw, r.body.p, r.body.len);
+    corral_val_t *v = NULL;
+    if (!strcmp(ct, "application/vnd.kubernetes.protobuf")) {
+        char why[256];
+        cr_assert_eq(corral_pb_decode(a, r.body.p, r.body.len, &v, why, sizeof(why)), 0, "%s", why);
+    } else if (!strcmp(ct, "application/json")) {
+        cr_assert_eq(corral_json_parse(a, r.body.p, r.body.len, &v, NULL), 0);
+    }
+    api_free(&r);
+    return v;
+}
+
+static corral_val_t *json_get(corral_arena_t *a, const char *path)
+{
+    api_resp_t r;
+    API_EXPECT(&r, 200, "GET", path, NULL, NULL);
+    corral_val_t *v = NULL;
+    cr_assert_eq(corral_json_parse(a, r.body.p, r.body.len, &v, NULL), 0);
+    api_free(&r);
+    return v;
+}
+
+static void same_tree(const corral_val_t *got, const corral_val_t *want)
+{
+    corral_buf_t g, w;
+    corral_buf_init(&g);
+    corral_buf_init(&w);
+    corral_val_to_json(got, &g, false);
+    corral_val_to_json(want, &w, false);
+    cr_assert(corral_val_equal(got, want), "got  %s\nwant %s", corral_buf_str(&g),
+              corral_buf_str(&w));
+    corral_buf_fini(&g);
+    corral_buf_fini(&w);
+}
+
+Test(proto, http_get_list_error_and_watch_in_protobuf)
+{
+    api_start();
+    api_resp_t r;
+    API_EXPECT(&r, 201, "POST", "/api/v1/namespaces/default/pods", NULL,
+               "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"labels\":{"
+               "\"b\":\"1\",\"a\":\"2\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+               "\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+    api_free(&r);
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_buf_t raw;
+    corral_buf_init(&raw);
+    char ct[128];
+    const char *paths[] = {"/api/v1/namespaces/default/pods/p1", "/api/v1/namespaces/default/pods",
+                           "/api/v1/nodes"};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(paths); i++) {
+        corral_val_t *pb = pb_get(&a, paths[i], 200, ct, sizeof(ct), &raw);
+        cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf", "%s", paths[i]);
+        corral_val_t *js = json_get(&a, paths[i]);
+        corral_val_t *items = corral_val_get(js, "items");
+        for (size_t j = 0; items && j < items->n; j++) { /* not in protobuf's items */
+            corral_val_del(items->items[j], "apiVersion");
+            corral_val_del(items->items[j], "kind");
+        }
+        same_tree(pb, js);
+    }
+    /* A Status error in protobuf. */
+    corral_val_t *st =
+        pb_get(&a, "/api/v1/namespaces/default/pods/nope", 404, ct, sizeof(ct), &raw);
+    cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf");
+    cr_assert_str_eq(corral_val_get_str(st, "kind"), "Status");
+    cr_assert_str_eq(corral_val_get_str(st, "reason"), "NotFound");
+    /* CRD kinds and discovery stay JSON. */
+    pb_get(&a, "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs", 200, ct, sizeof(ct),
+           &raw);
+    cr_assert_str_eq(ct, "application/json");
+    pb_get(&a, "/api/v1", 200, ct, sizeof(ct), &raw);
+    cr_assert_str_eq(ct, "application/json");
+    /* A watch: length-prefixed WatchEvent frames, then the stream ends. */
+    corral_val_t *pod = json_get(&a, "/api/v1/namespaces/default/pods/p1");
+    pb_get(&a, "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1", 200, ct, sizeof(ct),
+           &raw);
+    cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf;stream=watch");
+    cr_assert_geq(raw.len, 4);
+    const uint8_t *p = (const uint8_t *)raw.p;
+    size_t n = ((size_t)p[0] << 24) | ((size_t)p[1] << 16) | ((size_t)p[2] << 8) | p[3];
+    cr_assert_eq(raw.len, 4 + n, "one frame");
+    corral_val_t *ev = NULL;
+    char why[256];
+    cr_assert_eq(corral_pb_decode_watch_event(&a, p + 4, n, &ev, why, sizeof(why)), 0, "%s", why);
+    cr_assert_str_eq(corral_val_get_str(ev, "type"), "ADDED");
+    same_tree(corral_val_get(ev, "object"), pod);
+    corral_buf_fini(&raw);
+    corral_arena_fini(&a);
     api_stop();
 }
