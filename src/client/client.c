@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "client/codec.h"
 #include "corral/client.h"
 #include "corral/json.h"
 
@@ -21,6 +22,7 @@ struct corral_client {
     const volatile int *abort_flag; /* see corral_client_set_abort */
     long timeout_ms;                /* corral_client_set_limits; 0: 60 s */
     size_t max_body;                /* 0: unbounded */
+    bool pb;                        /* corral_client_set_accept: protobuf (codec.c) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -101,6 +103,11 @@ const char *corral_client_server(const corral_client_t *c)
 void corral_client_set_abort(corral_client_t *c, const volatile int *flag)
 {
     c->abort_flag = flag;
+}
+
+void corral_client_set_accept(corral_client_t *c, const char *accept)
+{
+    c->pb = accept && strstr(accept, "protobuf");
 }
 
 void corral_client_set_limits(corral_client_t *c, long timeout_ms, size_t max_body)
@@ -225,7 +232,7 @@ static struct curl_slist *prepare(corral_client_t *c, const char *method, const 
     char ct[160];
     snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "application/json");
     h = curl_slist_append(h, ct);
-    h = curl_slist_append(h, "Accept: application/json");
+    h = curl_slist_append(h, corral__codec_accept(c->pb));
     h = curl_slist_append(h, "Expect:");
     if (c->auth)
         h = curl_slist_append(h, c->auth);
@@ -261,6 +268,7 @@ int corral_client_request(corral_client_t *c, const char *method, const char *pa
         curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     }
     int rc = perform(c, r, h);
+    corral__codec_body(&r->body);
     if (!sink.over)
         return rc;
     snprintf(r->error, sizeof(r->error), "response larger than %zu bytes", sink.max);
@@ -285,6 +293,11 @@ static size_t stream_cb(char *p, size_t size, size_t n, void *ud)
     if (code < 200 || code > 299) {
         corral_buf_append(&s->r->body, p, len);
         return len;
+    }
+    int pb = s->c->pb ? corral__codec_stream(s->c->h, &s->pending, p, len, s->line, s->ctx) : 0;
+    if (pb) {
+        s->stopped = pb < 0;
+        return pb < 0 ? 0 : len;
     }
     corral_buf_append(&s->pending, p, len);
     size_t start = 0;
@@ -313,7 +326,9 @@ int corral_client_stream(corral_client_t *c, const char *path,
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, stream_cb);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &s);
     int rc = perform(c, r, h);
-    if (!s.stopped && s.pending.len && r->code >= 200 && r->code <= 299)
+    corral__codec_body(&r->body);
+    if (!s.stopped && s.pending.len && r->code >= 200 && r->code <= 299 &&
+        !corral__codec_is_pb(c->h))
         line(ctx, s.pending.p, s.pending.len);
     if (s.stopped)
         r->error[0] = '\0';
