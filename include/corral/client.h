@@ -170,6 +170,13 @@ const char *corral_client_server(const corral_client_t *c);
  * a second once *flag becomes non-zero; NULL clears it. flag is borrowed and
  * may be set from another thread. */
 void corral_client_set_abort(corral_client_t *c, const volatile int *flag);
+/* The media types to ask for: an accept list naming protobuf
+ * (application/vnd.kubernetes.protobuf, --kube-api-content-type) makes the
+ * client send `Accept: application/vnd.kubernetes.protobuf, application/json`
+ * and turn protobuf answers (objects, lists, Status, watch frames) into the
+ * JSON bodies and JSON watch lines callers read; NULL or anything else asks
+ * JSON only (the default). Request bodies stay JSON. */
+void corral_client_set_accept(corral_client_t *c, const char *accept);
 /* Bound corral_client_request: the whole request within timeout_ms (0: 60 s)
  * and a body of at most max_body bytes (0: unbounded; over it the request
  * returns CORRAL_ETOOBIG with r->error set). */

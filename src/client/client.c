@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "client/codec.h"
 #include "corral/client.h"
 #include "corral/json.h"
 
@@ -30,6 +31,7 @@ struct corral_client {
     const volatile int *abort_flag; /* see corral_client_set_abort */
     long timeout_ms;                /* corral_client_set_limits; 0: 60 s */
     size_t max_body;                /* 0: unbounded */
+    bool pb;                        /* corral_client_set_accept: protobuf (codec.c) */
     /* the token file: what was read, and when */
     struct timespec tf_mtime;
     ino_t tf_ino;
@@ -86,6 +88,7 @@ corral_client_t *corral_client_new(const corral_client_config_t *cfg)
         }
     }
     c->bucket_us = c->tf_read_us = -1;
+    corral_client_set_accept(c, c->cfg.accept); /* --kube-api-content-type */
     return c;
 }
 
@@ -109,6 +112,11 @@ const char *corral_client_server(const corral_client_t *c)
 void corral_client_set_abort(corral_client_t *c, const volatile int *flag)
 {
     c->abort_flag = flag;
+}
+
+void corral_client_set_accept(corral_client_t *c, const char *accept)
+{
+    c->pb = accept && strstr(accept, "protobuf");
 }
 
 void corral_client_set_limits(corral_client_t *c, long timeout_ms, size_t max_body)
@@ -404,7 +412,7 @@ static struct curl_slist *prepare(corral_client_t *c, const char *method, const 
     char ct[160];
     snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "application/json");
     h = curl_slist_append(h, ct);
-    h = curl_slist_append(h, "Accept: application/json");
+    h = curl_slist_append(h, corral__codec_accept(c->pb));
     h = curl_slist_append(h, "Expect:");
     if (c->token && *c->token) {
         size_t n = strlen(c->token) + 32;
@@ -520,6 +528,7 @@ static int request_once(corral_client_t *c, const char *method, const char *path
         curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     }
     int rc = perform(c, r, h);
+    corral__codec_body(&r->body);
     if (!sink.over)
         return rc;
     snprintf(r->error, sizeof(r->error), "response larger than %zu bytes", sink.max);
@@ -561,6 +570,11 @@ static size_t stream_cb(char *p, size_t size, size_t n, void *ud)
         return len;
     }
     s->delivered = true;
+    int pb = s->c->pb ? corral__codec_stream(s->c->h, &s->pending, p, len, s->line, s->ctx) : 0;
+    if (pb) {
+        s->stopped = pb < 0;
+        return pb < 0 ? 0 : len;
+    }
     corral_buf_append(&s->pending, p, len);
     size_t start = 0;
     for (size_t i = 0; i < s->pending.len; i++) {
@@ -604,7 +618,9 @@ int corral_client_stream(corral_client_t *c, const char *path,
         if (s.delivered || s.stopped || !again(c, "GET", rc, r, attempt, &auth_retried))
             break;
     }
-    if (!s.stopped && s.pending.len && r->code >= 200 && r->code <= 299)
+    corral__codec_body(&r->body);
+    if (!s.stopped && s.pending.len && r->code >= 200 && r->code <= 299 &&
+        !corral__codec_is_pb(c->h))
         line(ctx, s.pending.p, s.pending.len);
     if (s.stopped)
         r->error[0] = '\0';
