@@ -127,6 +127,8 @@ static corral_client_t *client_for(writer_t *w, int node)
     if (!w->per_node[node]) {
         corral_client_config_t c = *h->cfg; /* shallow: client_new copies it */
         c.token = h->tokens[node];
+        c.token_file = NULL; /* the node's own token, never re-read from a file */
+        c.exec = NULL;
         w->per_node[node] = corral_client_new(&c);
     }
     return w->per_node[node];

@@ -10,7 +10,6 @@
  *   write.c      create, update, patch (patch.c applies patch documents)
  *   delete.c     delete, deletecollection, graceful pod deletion
  *   subres.c     binding, eviction
- *   proto.c      protobuf request bodies into value trees
  *   scale.c      the scale subresource (Volcano Jobs, InferenceServices)
  *   sa.c         ServiceAccount tokens, SelfSubjectReview, default
  *                ServiceAccounts, the kubernetes Service (reviews of
@@ -418,21 +417,20 @@ bool corral__parse_u63(const char *s, int64_t *out);
 corral_val_t *corral__body_tree(corral__req_t *r);
 /* An apply body: JSON when it starts with '{', else YAML (one object). */
 corral_val_t *corral__apply_tree(corral__req_t *r);
-/* --- proto.c: protobuf request bodies ---------------------------------------------- */
+/* --- negotiate.c: protobuf responses ----------------------------------------------- */
 
-#define CORRAL__PB_MAX_DEPTH 64                /* nested messages */
-#define CORRAL__PB_MAX_ITEMS ((size_t)1 << 20) /* values made from one body */
-
-/* Decode a Kubernetes protobuf body (magic "k8s\0", runtime.Unknown) into
- * the value tree its JSON form gives, apiVersion and kind from the
- * envelope's typeMeta, in arena a. Returns 0, or CORRAL_EPARSE /
- * CORRAL_ETOOBIG / CORRAL_EUNSUPPORTED (no message known for the kind, a
- * contentEncoding) with a message in why. */
-int corral__pb_decode(corral_arena_t *a, const void *data, size_t len, corral_val_t **out,
-                      char *why, size_t why_len);
-/* The same for one message of schema m, without the envelope. */
-int corral__pb_decode_msg(corral_arena_t *a, const corral_schema_msg_t *m, const void *data,
-                          size_t len, corral_val_t **out, char *why, size_t why_len);
+#define CORRAL__PB_WATCH_MEDIA "application/vnd.kubernetes.protobuf;stream=watch"
+/* Whether the Accept list (len bytes) prefers protobuf, as kube-apiserver
+ * negotiates; corral__want_pb: r's Accept header. */
+bool corral__accept_pb(const char *accept, size_t len);
+bool corral__want_pb(corral__req_t *r);
+/* When r prefers protobuf and the JSON object body has a protobuf form: its
+ * encoding appended to out, true. Else false, out unchanged: send the JSON. */
+bool corral__pb_body(corral__req_t *r, const char *json, size_t len, corral_buf_t *out);
+/* One watch event (the object's JSON) as a frame appended to out: a 4-byte
+ * big-endian length and a WatchEvent (an ERROR event with a 500 Status when
+ * the object has no protobuf form). */
+void corral__pb_frame(const char *type, const char *json, size_t len, corral_buf_t *out);
 
 /* Parse a patch document (JSON: an object or a list); replies 400 on error. */
 corral_val_t *corral__patch_tree(corral__req_t *r);

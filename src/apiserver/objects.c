@@ -15,6 +15,7 @@
 
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
+#include "corral/pb.h"
 #include "corral/timefmt.h"
 #include "corral/yaml.h"
 
@@ -199,7 +200,7 @@ static corral_val_t *parse_proto_body(corral__req_t *r)
         corral__status(r, 400, "BadRequest", NULL, NULL, "the request body is empty");
         return NULL;
     }
-    if (corral__pb_decode(r->a, r->body, r->body_len, &v, why, sizeof(why)) != 0) {
+    if (corral_pb_decode(r->a, r->body, r->body_len, &v, why, sizeof(why)) != 0) {
         corral__status(r, 400, "BadRequest", NULL, NULL,
                        "the body of the request could not be decoded as protobuf: %s", why);
         return NULL;

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "apiserver/apiserver_int.h"
+#include "corral/pb.h"
 #include "corral/net.h"
 
 #define IDLE_TIMEOUT_S  300
@@ -211,6 +212,15 @@ static void stash_reply(corral__req_t *r, int code, const char *ctype, const cha
 
 void corral__reply(corral__req_t *r, int code, const char *ctype, const char *body, size_t len)
 {
+    if (ctype && !strcmp(ctype, "application/json") && corral__want_pb(r)) {
+        corral_buf_t pb;
+        corral_buf_init(&pb);
+        if (corral__pb_body(r, body, len, &pb)) {
+            corral__reply_buf(r, code, &pb); /* (protobuf now: not converted again) */
+            return;
+        }
+        corral_buf_fini(&pb);
+    }
     corral__conn_t *c = r->conn;
     if (r->on_worker) {
         stash_reply(r, code, ctype, body, len);
@@ -236,8 +246,22 @@ static void free_buf(const void *data, size_t len, void *extra)
 void corral__reply_buf(corral__req_t *r, int code, corral_buf_t *b)
 {
     corral__conn_t *c = r->conn;
+    const char *ctype = "application/json";
+    if (b->len >= 4 && !memcmp(b->p, "k8s\0", 4)) { /* protobuf already (reply's) */
+        ctype = CORRAL_PB_MEDIA;
+    } else if (corral__want_pb(r)) {
+        corral_buf_t pb;
+        corral_buf_init(&pb);
+        if (corral__pb_body(r, b->p, b->len, &pb)) {
+            corral_buf_fini(b);
+            *b = pb;
+            ctype = CORRAL_PB_MEDIA;
+        } else {
+            corral_buf_fini(&pb);
+        }
+    }
     if (r->on_worker) {
-        stash_reply(r, code, "application/json", b->p, b->len);
+        stash_reply(r, code, ctype, b->p, b->len);
         corral_buf_fini(b); /* reply_buf owns b's contents */
         return;
     }
@@ -246,7 +270,7 @@ void corral__reply_buf(corral__req_t *r, int code, corral_buf_t *b)
     if (!c->dead) {
         char framing[64];
         snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
-        put_head(c, code, "application/json", framing);
+        put_head(c, code, ctype, framing);
         /* Large lists go out without a copy. */
         if (data && len)
             evbuffer_add_reference(bufferevent_get_output(c->bev), data, len, free_buf, NULL);

@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 
 #include "apiserver/apiserver_int.h"
+#include "corral/pb.h"
 
 #define RING_BATCH 256
 #define DISK_BATCH 256
@@ -42,6 +43,7 @@ struct corral__watch {
     bool stalled;   /* has been paused: a slow reader */
     bool bookmarks;
     bool ended;
+    bool pb;        /* protobuf frames (negotiate.c), else JSON lines */
     int table;      /* CORRAL__TABLE_*: events carry one-row Tables (kubectl get -w) */
     int64_t future; /* a resourceVersion ahead of the store: wait for it, bounded */
     struct event *timeout_ev, *bookmark_ev, *future_ev;
@@ -77,6 +79,12 @@ static void emit(corral__watch_t *w, const char *type, const char *json, size_t 
         corral__put_obj(&served, w->res, json, len);
         json = served.p;
         len = served.len;
+    }
+    if (w->pb) {
+        corral__pb_frame(type, json, len, &served);
+        corral__stream_write(w->conn, served.p, served.len);
+        corral_buf_fini(&served);
+        return;
     }
     char head[48];
     int hl = snprintf(head, sizeof(head), "{\"type\":\"%s\",\"object\":", type);
@@ -499,7 +507,12 @@ void corral__h_watch(corral__req_t *r)
     w->res = r->res;
     w->table = corral__table_mode(r);
     w->ns = r->res->info->namespaced ? r->ns : NULL;
-    corral__stream_start(r);
+    w->pb = !w->table && corral__want_pb(r) &&
+            corral_pb_has_kind(r->res->info->api_version, r->res->info->name);
+    if (w->pb)
+        corral__stream_start_as(r, 200, CORRAL__PB_WATCH_MEDIA);
+    else
+        corral__stream_start(r);
     r->hctx = w;
     w->next = r->loop->watchers;
     if (w->next)

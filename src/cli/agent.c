@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/kubecli.h"
 #include "corral/agent.h"
 #include "corral/client.h"
 
@@ -23,6 +24,11 @@ static void agent_usage(FILE *fp)
             "  -s, --server URL            the API server (else as kubectl: $KUBECONFIG, ...)\n"
             "      --kubeconfig FILE       credentials and server\n"
             "      --token TOKEN           bearer token\n"
+            "      --context NAME, --certificate-authority FILE, --insecure-skip-tls-verify\n"
+            "      --kube-api-qps N        requests per second to the API server (50; -1: none)\n"
+            "      --kube-api-burst N      burst above it (100)\n"
+            "      --kube-api-content-type T   application/vnd.kubernetes.protobuf (default)\n"
+            "                              or application/json\n"
             "      --node-name NAME        this node's name\n"
             "      --gpus SPEC             nvml, sim:PROFILE, auto (default), none\n"
             "      --print-gpus            print the GPUs found and exit\n"
@@ -72,9 +78,6 @@ enum {
     OPT_BACKOFF_MAX,
     OPT_WRITERS,
     OPT_STATUS_EVERY,
-    OPT_SERVER,
-    OPT_TOKEN,
-    OPT_KUBECONFIG,
     OPT_METRICS_LISTEN,
     OPT_XID_HOLD,
     OPT_MODEL_CACHE_DIR,
@@ -87,7 +90,7 @@ enum {
 };
 
 /* The options that only keep their argument: true when c was one. */
-static bool string_opt(int c, corral_agent_opts_t *o, corral_client_flags_t *f)
+static bool string_opt(int c, corral_agent_opts_t *o)
 {
     const char **dst = NULL;
     switch (c) {
@@ -130,16 +133,6 @@ static bool string_opt(int c, corral_agent_opts_t *o, corral_client_flags_t *f)
     case OPT_TOKFILE:
         dst = &o->token_file;
         break;
-    case OPT_TOKEN:
-        dst = &f->token;
-        break;
-    case OPT_KUBECONFIG:
-        dst = &f->kubeconfig;
-        break;
-    case 's':
-    case OPT_SERVER:
-        dst = &f->server;
-        break;
     default:
         return false;
     }
@@ -171,14 +164,12 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         {"restart-backoff-ms", required_argument, NULL, OPT_BACKOFF},
         {"restart-backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX},
         {"writers", required_argument, NULL, OPT_WRITERS},
-        {"server", required_argument, NULL, OPT_SERVER},
-        {"token", required_argument, NULL, OPT_TOKEN},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
         {"kube", no_argument, NULL, OPT_KUBE},
         {"device-plugin", optional_argument, NULL, OPT_DP},
         {"device-plugin-dir", required_argument, NULL, OPT_DP_DIR},
         {"device-plugin-resource", required_argument, NULL, OPT_DP_RESOURCE},
         {"cdi-dir", required_argument, NULL, OPT_CDI_DIR},
+        CORRAL__COMPONENT_LONGOPTS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -238,11 +229,14 @@ static int parse(int argc, char **argv, corral_agent_opts_t *o, corral_client_fl
         case 'h':
             agent_usage(stdout);
             return -1;
-        default:
-            if (string_opt(c, o, f))
+        default: {
+            int kf = corral__component_flag("corral agent", f, c, optarg);
+            ok = kf >= 0;
+            if (kf != 0 || string_opt(c, o))
                 break;
             agent_usage(stderr);
             return CORRAL_EXIT_INVALID;
+        }
         }
         if (!ok) /* corral__flag_int said why */
             return CORRAL_EXIT_INVALID;
@@ -259,6 +253,7 @@ int corral_cmd_agent(int argc, char **argv)
     corral_agent_opts_t o;
     corral_agent_opts_init(&o);
     corral_client_flags_t f = {0};
+    corral__component_flags_init(&f);
     bool print = false;
     int rc = parse(argc, argv, &o, &f, &print);
     if (rc)

@@ -61,7 +61,7 @@ static const char usage_text[] =
     "(example.com)\n"
     "  --router-url URL                 InferenceService addresses: URL/serving/NS/NAME\n"
     "                                   (http://127.0.0.1:8080, the router's default)\n"
-    "  -q, --quiet                      no log lines\n" CORRAL__CLI_HELP;
+    "  -q, --quiet                      no log lines\n" CORRAL__KUBE_API_HELP CORRAL__CLI_HELP;
 
 enum {
     OPT_GRACE = 3000,
@@ -317,12 +317,16 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
+        CORRAL__KUBE_API_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "s:n:qh", longopts, NULL)) != -1) {
-        if (corral__cli_opt(k, ch, optarg))
+        int kf = corral__component_flag("corral controller", &k->flags, ch, optarg);
+        if (kf < 0)
+            return CORRAL_EXIT_INVALID;
+        if (kf > 0 || corral__cli_opt(k, ch, optarg))
             continue;
         if (ch == 'h') {
             fputs(usage_text, stdout);
@@ -345,6 +349,7 @@ int corral_cmd_controller(int argc, char **argv)
 {
     corral__cli_t k;
     corral__cli_init(&k, "corral controller");
+    corral__component_flags_init(&k.flags);
     corral_controller_opts_t o = {
         .default_toleration_s = -1, .log = stderr, .metrics_listen = "127.0.0.1:10257"};
     int rc = parse(argc, argv, &k, &o);

@@ -6,6 +6,7 @@
  * with its file, line and column before anything is sent).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
@@ -56,6 +57,64 @@ bool corral__cli_opt(corral__cli_t *k, int c, const char *arg)
         return true;
     default:
         return false;
+    }
+}
+
+void corral__component_flags_init(corral_client_flags_t *f)
+{
+    f->qps = 50;
+    f->burst = 100;
+    f->accept = "application/vnd.kubernetes.protobuf";
+}
+
+int corral__component_flag(const char *prog, corral_client_flags_t *f, int c, const char *arg)
+{
+    char *end = NULL;
+    switch (c) {
+    case CORRAL__OPT_QPS:
+        f->qps = strtod(arg, &end);
+        if (end == arg || *end || f->qps == 0 || f->qps > 1e6 || f->qps != f->qps) {
+            fprintf(stderr,
+                    "%s: --kube-api-qps wants a number of requests per second (e.g. 50; "
+                    "-1: no limit), got \"%s\"\n",
+                    prog, arg);
+            return -1;
+        }
+        return 1;
+    case CORRAL__OPT_BURST: {
+        long v = strtol(arg, &end, 10);
+        if (end == arg || *end || v < 1 || v > 1000000) {
+            fprintf(stderr,
+                    "%s: --kube-api-burst wants a whole number from 1 to 1000000, got "
+                    "\"%s\"\n",
+                    prog, arg);
+            return -1;
+        }
+        f->burst = (int)v;
+        return 1;
+    }
+    case CORRAL__OPT_CONTENT_TYPE:
+        if (strcmp(arg, "application/json") != 0 &&
+            strcmp(arg, "application/vnd.kubernetes.protobuf") != 0) {
+            fprintf(stderr,
+                    "%s: --kube-api-content-type is application/json or "
+                    "application/vnd.kubernetes.protobuf, not \"%s\"\n",
+                    prog, arg);
+            return -1;
+        }
+        f->accept = arg;
+        return 1;
+    case 'n':
+        return 0; /* the verbs' namespace, not a component flag */
+    default: {
+        corral__cli_t k; /* the connection flags, as the verbs take them */
+        memset(&k, 0, sizeof(k));
+        k.flags = *f;
+        if (!corral__cli_opt(&k, c, arg))
+            return 0;
+        *f = k.flags;
+        return 1;
+    }
     }
 }
 

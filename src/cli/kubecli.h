@@ -23,29 +23,62 @@ enum {
     CORRAL__OPT_CONTEXT,
     CORRAL__OPT_INSECURE,
     CORRAL__OPT_CA,
+    CORRAL__OPT_QPS,
+    CORRAL__OPT_BURST,
+    CORRAL__OPT_CONTENT_TYPE,
 };
 
-/* Append to a verb's struct option table (before the terminator); -n is
- * --namespace, handled by corral__cli_opt too. */
-#define CORRAL__CLI_LONGOPTS                                                                       \
+/* The connection flags (server, credentials, TLS) as kubectl names them. */
+#define CORRAL__CONN_LONGOPTS                                                                      \
     {"server", required_argument, NULL, CORRAL__OPT_SERVER},                                       \
         {"token", required_argument, NULL, CORRAL__OPT_TOKEN},                                     \
         {"kubeconfig", required_argument, NULL, CORRAL__OPT_KUBECONFIG},                           \
         {"context", required_argument, NULL, CORRAL__OPT_CONTEXT},                                 \
         {"insecure-skip-tls-verify", no_argument, NULL, CORRAL__OPT_INSECURE},                     \
-        {"certificate-authority", required_argument, NULL, CORRAL__OPT_CA},                        \
+    {                                                                                              \
+        "certificate-authority", required_argument, NULL, CORRAL__OPT_CA                           \
+    }
+
+/* Append to a verb's struct option table (before the terminator); -n is
+ * --namespace, handled by corral__cli_opt too. */
+#define CORRAL__CLI_LONGOPTS                                                                       \
+    CORRAL__CONN_LONGOPTS,                                                                         \
     {                                                                                              \
         "namespace", required_argument, NULL, 'n'                                                  \
     }
 
 #define CORRAL__CLI_HELP                                                                           \
-    "connection (as kubectl; else $CORRAL_SERVER, $KUBECONFIG, ~/.kube/config,\n"                  \
-    "http://127.0.0.1:6443):\n"                                                                    \
+    "connection (as kubectl; else $CORRAL_SERVER, $KUBECONFIG, ~/.kube/config, the\n"              \
+    "pod's service account, http://127.0.0.1:6443):\n"                                             \
     "  -s, --server URL     the API server\n"                                                      \
     "      --token TOKEN    bearer token\n"                                                        \
     "      --kubeconfig FILE, --context NAME\n"                                                    \
     "      --certificate-authority FILE, --insecure-skip-tls-verify\n"                             \
     "  -n, --namespace NS   namespace (default: the context's, else default)\n"
+
+/* The long-running components' client flags (scheduler, controller,
+ * router, agent): the client's rate limit and content type, as
+ * kube-scheduler names them; CORRAL__COMPONENT_LONGOPTS adds the
+ * connection flags (the verbs' table without -n). */
+#define CORRAL__KUBE_API_LONGOPTS                                                                  \
+    {"kube-api-qps", required_argument, NULL, CORRAL__OPT_QPS},                                    \
+        {"kube-api-burst", required_argument, NULL, CORRAL__OPT_BURST},                            \
+    {                                                                                              \
+        "kube-api-content-type", required_argument, NULL, CORRAL__OPT_CONTENT_TYPE                 \
+    }
+#define CORRAL__COMPONENT_LONGOPTS CORRAL__CONN_LONGOPTS, CORRAL__KUBE_API_LONGOPTS
+
+#define CORRAL__KUBE_API_HELP                                                                      \
+    "  --kube-api-qps N             requests per second to the API server (50; -1: no limit)\n"    \
+    "  --kube-api-burst N           burst above it (100)\n"                                        \
+    "  --kube-api-content-type T    application/vnd.kubernetes.protobuf (default) or\n"            \
+    "                               application/json\n"
+
+/* The components' defaults: kube-scheduler's 50 QPS, burst 100, protobuf. */
+void corral__component_flags_init(corral_client_flags_t *f);
+/* Handle one of CORRAL__COMPONENT_LONGOPTS (or 's') into f: 1 when it was
+ * one, 0 when not, -1 on a bad value (printed as "PROG: --FLAG ..."). */
+int corral__component_flag(const char *prog, corral_client_flags_t *f, int c, const char *arg);
 
 typedef struct corral__cli {
     const char *prog; /* "corral get", for messages */

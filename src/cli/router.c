@@ -30,7 +30,7 @@ static const char usage_text[] =
     "  --connect-timeout DUR    connecting to a replica (5s)\n"
     "  --probe-period DUR       probing starting replicas while requests wait (50ms)\n"
     "  --max-idle-per-pod N     kept-alive connections per replica (64)\n"
-    "  -q, --quiet              no log lines\n" CORRAL__CLI_HELP;
+    "  -q, --quiet              no log lines\n" CORRAL__KUBE_API_HELP CORRAL__CLI_HELP;
 
 enum {
     OPT_LISTEN = 3000,
@@ -61,13 +61,17 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_router_opts_t *
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         CORRAL__CLI_LONGOPTS,
+        CORRAL__KUBE_API_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     int ch;
     long long v = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "s:n:qh", longopts, NULL)) != -1) {
-        if (corral__cli_opt(k, ch, optarg))
+        int kf = corral__component_flag("corral router", &k->flags, ch, optarg);
+        if (kf < 0)
+            return CORRAL_EXIT_INVALID;
+        if (kf > 0 || corral__cli_opt(k, ch, optarg))
             continue;
         bool ok = true;
         switch (ch) {
@@ -143,6 +147,7 @@ int corral_cmd_router(int argc, char **argv)
 {
     corral__cli_t k;
     corral__cli_init(&k, "corral router");
+    corral__component_flags_init(&k.flags);
     corral_router_opts_t o = {.log = stderr};
     int rc = parse(argc, argv, &k, &o);
     if (rc >= 0 || !corral__cli_connect(&k)) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/kubecli.h"
 #include "corral/scheduler.h"
 #include "corral/timefmt.h"
 
@@ -31,6 +32,11 @@ static void usage(FILE *fp)
                 "  --server URL, --kubeconfig FILE, --context NAME, --token T,\n"
                 "  --certificate-authority FILE, --insecure-skip-tls-verify\n"
                 "                              where the API server is and how to log in\n"
+                "  --kube-api-qps N            requests per second to the API server (50; -1: no "
+                "limit)\n"
+                "  --kube-api-burst N          burst above it (100)\n"
+                "  --kube-api-content-type T   application/vnd.kubernetes.protobuf (default) or\n"
+                "                              application/json\n"
                 "  --scheduler-name NAME       schedulerName values served (repeatable or a comma\n"
                 "                              list; default corral,volcano,default-scheduler)\n"
                 "  --config FILE               a corral.dev/v1alpha1 SchedulerConfiguration file\n"
@@ -53,13 +59,7 @@ static void usage(FILE *fp)
 }
 
 enum {
-    OPT_SERVER = 256,
-    OPT_KUBECONFIG,
-    OPT_CONTEXT,
-    OPT_TOKEN,
-    OPT_CA,
-    OPT_INSECURE,
-    OPT_NAME,
+    OPT_NAME = 256,
     OPT_CONFIG,
     OPT_CONFIG_NAME,
     OPT_ELECT,
@@ -127,24 +127,6 @@ static int parse_one(sopts_t *s, int c, const char *arg)
 {
     long long v;
     switch (c) {
-    case OPT_SERVER:
-        s->f.server = arg;
-        return 0;
-    case OPT_KUBECONFIG:
-        s->f.kubeconfig = arg;
-        return 0;
-    case OPT_CONTEXT:
-        s->f.context = arg;
-        return 0;
-    case OPT_TOKEN:
-        s->f.token = arg;
-        return 0;
-    case OPT_CA:
-        s->f.ca_file = arg;
-        return 0;
-    case OPT_INSECURE:
-        s->f.insecure = true;
-        return 0;
     case OPT_NAME:
         return add_names(s, arg);
     case OPT_CONFIG:
@@ -192,28 +174,22 @@ static int parse_one(sopts_t *s, int c, const char *arg)
 
 static int parse_opts(int argc, char **argv, sopts_t *s)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, OPT_SERVER},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"token", required_argument, NULL, OPT_TOKEN},
-        {"certificate-authority", required_argument, NULL, OPT_CA},
-        {"insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE},
-        {"scheduler-name", required_argument, NULL, OPT_NAME},
-        {"config", required_argument, NULL, OPT_CONFIG},
-        {"config-name", required_argument, NULL, OPT_CONFIG_NAME},
-        {"leader-elect", optional_argument, NULL, OPT_ELECT},
-        {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
-        {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
-        {"lease-duration", required_argument, NULL, OPT_LEASE_DUR},
-        {"renew-deadline", required_argument, NULL, OPT_RENEW},
-        {"retry-period", required_argument, NULL, OPT_RETRY},
-        {"binders", required_argument, NULL, OPT_BINDERS},
-        {"event-interval", required_argument, NULL, OPT_EVINT},
-        {"v", required_argument, NULL, OPT_V},
-        {"metrics-listen", required_argument, NULL, OPT_METRICS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {CORRAL__COMPONENT_LONGOPTS,
+                                         {"scheduler-name", required_argument, NULL, OPT_NAME},
+                                         {"config", required_argument, NULL, OPT_CONFIG},
+                                         {"config-name", required_argument, NULL, OPT_CONFIG_NAME},
+                                         {"leader-elect", optional_argument, NULL, OPT_ELECT},
+                                         {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
+                                         {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
+                                         {"lease-duration", required_argument, NULL, OPT_LEASE_DUR},
+                                         {"renew-deadline", required_argument, NULL, OPT_RENEW},
+                                         {"retry-period", required_argument, NULL, OPT_RETRY},
+                                         {"binders", required_argument, NULL, OPT_BINDERS},
+                                         {"event-interval", required_argument, NULL, OPT_EVINT},
+                                         {"v", required_argument, NULL, OPT_V},
+                                         {"metrics-listen", required_argument, NULL, OPT_METRICS},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -221,7 +197,10 @@ static int parse_opts(int argc, char **argv, sopts_t *s)
             usage(stdout);
             return -1;
         }
-        if (c == '?' || parse_one(s, c, optarg) != 0) { /* each failure said why */
+        int kf = c == '?' ? -1 : corral__component_flag("corral scheduler", &s->f, c, optarg);
+        if (kf > 0)
+            continue;
+        if (kf < 0 || parse_one(s, c, optarg) != 0) { /* each failure said why */
             usage(stderr);
             return CORRAL_EXIT_INVALID;
         }
@@ -239,6 +218,7 @@ int corral_cmd_scheduler(int argc, char **argv)
 {
     sopts_t s;
     memset(&s, 0, sizeof(s));
+    corral__component_flags_init(&s.f);
     s.o.config_name = "corral";
     s.o.leader_elect = true;
     s.o.lease_name = "corral-scheduler";

@@ -613,31 +613,6 @@ static void informer_free(corral_informer_t *inf)
     corral_free(inf);
 }
 
-static void copy_cfg(corral_client_config_t *d, const corral_client_config_t *s)
-{
-    corral_client_config_init(d);
-    /* The client copies the configuration again; this copy only has to
-     * outlive the thread's start. */
-    d->server = dup_opt(s->server);
-    d->token = dup_opt(s->token);
-    d->ca_file = dup_opt(s->ca_file);
-    d->cert_file = dup_opt(s->cert_file);
-    d->key_file = dup_opt(s->key_file);
-    d->insecure = s->insecure;
-    if (s->ca_data) {
-        d->ca_data = corral_strndup(s->ca_data, s->ca_data_len);
-        d->ca_data_len = s->ca_data_len;
-    }
-    if (s->cert_data) {
-        d->cert_data = corral_strndup(s->cert_data, s->cert_data_len);
-        d->cert_data_len = s->cert_data_len;
-    }
-    if (s->key_data) {
-        d->key_data = corral_strndup(s->key_data, s->key_data_len);
-        d->key_data_len = s->key_data_len;
-    }
-}
-
 int corral_informer_start(const corral_client_config_t *cfg, const corral_informer_opts_t *o,
                           corral_evq_t *q, corral_informer_t **out, char *err, size_t errlen)
 {
@@ -655,7 +630,7 @@ int corral_informer_start(const corral_client_config_t *cfg, const corral_inform
     inf->label = corral_strdup(o->name ? o->name : inf->info->plural);
     inf->o.ns = inf->o.label_selector = inf->o.field_selector = inf->o.name = NULL;
     inf->q = q;
-    copy_cfg(&inf->cfg, cfg);
+    corral_client_config_copy(&inf->cfg, cfg);
     corral_hmap_init(&inf->index);
     pthread_mutex_init(&inf->mu, NULL);
     pthread_condattr_t ca;

@@ -1,14 +1,16 @@
-/* Protobuf request bodies (src/apiserver/proto.c): the bodies kubectl 1.32
+/* Protobuf request bodies (src/model/pb.c, include/corral/pb.h): the bodies kubectl 1.32
  * sent, each decoded into exactly the tree of the JSON kubectl prints for
  * the same object; hand-encoded messages for what kubectl does not send
  * (a Pod with containers, Quantity, IntOrString, inline members; Secret
  * bytes; Time and MicroTime; DeleteOptions, Eviction, Binding, Scale,
  * TokenRequest, extra); packed and unpacked lists, unknown fields, map
  * duplicates; the errors and bounds; and over HTTP, a create and an SSAR
- * in protobuf answered in JSON. */
+ * in protobuf answered in protobuf (src/apiserver/negotiate.c), the
+ * Accept negotiation, a watch's frames. */
 #include "api_test.h"
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
+#include "corral/pb.h"
 #include "proto_kubectl.h"
 
 TestSuite(proto, .timeout = 30);
@@ -108,7 +110,7 @@ static void expect_json(const void *body, size_t len, const char *want)
     corral_arena_init(&a);
     corral_val_t *got = NULL, *exp = NULL;
     char why[256] = "";
-    int rc = corral__pb_decode(&a, body, len, &got, why, sizeof(why));
+    int rc = corral_pb_decode(&a, body, len, &got, why, sizeof(why));
     cr_assert_eq(rc, 0, "decode failed (%d): %s", rc, why);
     cr_assert_eq(corral_json_parse(&a, want, strlen(want), &exp, NULL), 0, "bad want: %s", want);
     corral_buf_t b;
@@ -126,7 +128,7 @@ static void expect_error(const void *body, size_t len, int want_rc, const char *
     corral_arena_init(&a);
     corral_val_t *got = NULL;
     char why[256] = "";
-    int rc = corral__pb_decode(&a, body, len, &got, why, sizeof(why));
+    int rc = corral_pb_decode(&a, body, len, &got, why, sizeof(why));
     cr_assert_eq(rc, want_rc, "rc %d (%s), want %d", rc, why, want_rc);
     cr_assert_null(got);
     cr_assert(strstr(why, msg), "why \"%s\" lacks \"%s\"", why, msg);
@@ -163,7 +165,7 @@ Test(proto, every_truncation_of_a_recorded_body_fails_cleanly)
             char why[256] = "";
             uint8_t *copy = malloc(cut + 1);
             memcpy(copy, recorded_bodies[i].pb, cut);
-            int rc = corral__pb_decode(&a, copy, cut, &v, why, sizeof(why));
+            int rc = corral_pb_decode(&a, copy, cut, &v, why, sizeof(why));
             cr_assert(rc == 0 ? v != NULL : (v == NULL && why[0]), "%s cut %zu",
                       recorded_bodies[i].name, cut);
             free(copy);
@@ -304,7 +306,7 @@ Test(proto, secret_bytes_are_base64_and_maps_sort_and_keep_the_last_duplicate)
     corral_arena_t a;
     corral_arena_init(&a);
     corral_val_t *v = NULL;
-    cr_assert_eq(corral__pb_decode(&a, body.p, body.len, &v, NULL, 0), 0);
+    cr_assert_eq(corral_pb_decode(&a, body.p, body.len, &v, NULL, 0), 0);
     corral_val_t *d = corral_val_get(v, "data");
     cr_assert_str_eq(d->pairs[0].key->s, "bin");
     cr_assert_str_eq(d->pairs[4].key->s, "two");
@@ -596,7 +598,7 @@ Test(proto, nesting_past_the_bound_is_refused)
     corral_buf_init(&b);
     corral_buf_init(&sub);
     char why[512];
-    for (int i = 0; i < CORRAL__PB_MAX_DEPTH + 5; i++) {
+    for (int i = 0; i < CORRAL_PB_MAX_DEPTH + 5; i++) {
         w_msg(&sub, 4, &b);
         corral_buf_append(&b, sub.p, sub.len);
         corral_buf_reset(&sub);
@@ -617,7 +619,7 @@ Test(proto, too_many_values_are_refused)
     corral_buf_init(&spec);
     corral_buf_init(&sc);
     corral_buf_init(&packed);
-    for (size_t i = 0; i <= CORRAL__PB_MAX_ITEMS; i++)
+    for (size_t i = 0; i <= CORRAL_PB_MAX_ITEMS; i++)
         w_varint(&packed, 0);
     w_msg(&sc, 4, &packed);
     w_msg(&spec, 14, &sc);
@@ -649,7 +651,7 @@ Test(proto, a_message_merged_many_times_stays_linear)
     corral_arena_init(&a);
     corral_val_t *v = NULL;
     char why[256] = "";
-    cr_assert_eq(corral__pb_decode(&a, body.p, body.len, &v, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(corral_pb_decode(&a, body.p, body.len, &v, why, sizeof(why)), 0, "%s", why);
     corral_val_t *labels = corral_val_dig(v, "metadata.labels");
     cr_assert_eq(labels->n, 250000);
     cr_assert_str_eq(labels->pairs[0].key->s, "k000001");
@@ -736,6 +738,136 @@ Test(proto, malformed_bodies_give_a_message)
     corral_buf_fini(&sub);
 }
 
+/* --- lists, Status, watch events ----------------------------------------------------- */
+
+Test(proto, a_pod_list_a_status_and_kinds_without_protobuf)
+{
+    corral_buf_t body, l, meta, item, m;
+    corral_buf_init(&body);
+    corral_buf_init(&l);
+    corral_buf_init(&meta);
+    corral_buf_init(&item);
+    corral_buf_init(&m);
+    w_str(&meta, 2, "42");
+    w_str(&meta, 3, "");
+    w_int(&meta, 4, 0); /* remainingItemCount: a pointer, kept */
+    w_msg(&l, 1, &meta);
+    w_str(&m, 1, "p1");
+    w_msg(&item, 1, &m);
+    w_msg(&l, 2, &item);
+    w_str(&m, 1, "p2");
+    w_msg(&item, 1, &m);
+    w_msg(&l, 2, &item);
+    envelope(&body, "v1", "PodList", &l);
+    expect_buf(&body, "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"metadata\":{"
+                      "\"resourceVersion\":\"42\",\"remainingItemCount\":0},\"items\":["
+                      "{\"metadata\":{\"name\":\"p1\"}},{\"metadata\":{\"name\":\"p2\"}}]}");
+    corral_buf_reset(&body);
+    w_msg(&l, 1, &meta); /* empty ListMeta */
+    w_str(&l, 2, "Failure");
+    w_str(&l, 3, "pods \"x\" not found");
+    w_str(&l, 4, "NotFound");
+    w_str(&m, 1, "x");
+    w_str(&m, 3, "pods");
+    w_str(&item, 1, "FieldValueRequired");
+    w_str(&item, 3, "spec");
+    w_msg(&m, 4, &item);
+    w_msg(&l, 5, &m);
+    w_int(&l, 6, 404);
+    envelope(&body, "v1", "Status", &l);
+    expect_buf(&body, "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"metadata\":{},"
+                      "\"status\":\"Failure\",\"message\":\"pods \\\"x\\\" not found\","
+                      "\"reason\":\"NotFound\",\"details\":{\"name\":\"x\",\"kind\":\"pods\","
+                      "\"causes\":[{\"reason\":\"FieldValueRequired\",\"field\":\"spec\"}]},"
+                      "\"code\":404}");
+    cr_assert(corral_pb_has_kind("v1", "Pod"));
+    cr_assert(corral_pb_has_kind("v1", "PodList"));
+    cr_assert(corral_pb_has_kind("meta.k8s.io/v1", "Status"));
+    cr_assert(corral_pb_has_kind("rbac.authorization.k8s.io/v1", "ClusterRoleBindingList"));
+    cr_assert_not(corral_pb_has_kind("batch.volcano.sh/v1alpha1", "Job"));
+    cr_assert_not(corral_pb_has_kind("batch.volcano.sh/v1alpha1", "JobList"));
+    cr_assert_not(corral_pb_has_kind("meta.k8s.io/v1", "Table"));
+    cr_assert_not(corral_pb_has_kind("v1", "List"));
+    cr_assert_not(corral_pb_has_kind("v1", "APIResourceList"));
+    /* A CRD kind in an envelope is refused, not decoded as an empty object. */
+    corral_buf_reset(&body);
+    envelope(&body, "batch.volcano.sh/v1alpha1", "Job", &l);
+    expect_error(body.p, body.len, CORRAL_EUNSUPPORTED, "no protobuf message");
+    corral_buf_fini(&body);
+    corral_buf_fini(&l);
+    corral_buf_fini(&meta);
+    corral_buf_fini(&item);
+    corral_buf_fini(&m);
+}
+
+static void expect_event(const corral_buf_t *ev, int want_rc, const char *want)
+{
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_val_t *got = NULL, *exp = NULL;
+    char why[256] = "";
+    int rc = corral_pb_decode_watch_event(&a, ev->p, ev->len, &got, why, sizeof(why));
+    cr_assert_eq(rc, want_rc, "rc %d (%s)", rc, why);
+    if (want_rc) {
+        cr_assert_null(got);
+        cr_assert(strstr(why, want), "why \"%s\" lacks \"%s\"", why, want);
+    } else {
+        cr_assert_eq(corral_json_parse(&a, want, strlen(want), &exp, NULL), 0);
+        corral_buf_t b;
+        corral_buf_init(&b);
+        corral_val_to_json(got, &b, false);
+        cr_assert(corral_val_equal(got, exp), "got  %s\nwant %s", corral_buf_str(&b), want);
+        corral_buf_fini(&b);
+    }
+    corral_arena_fini(&a);
+}
+
+Test(proto, watch_events_carry_a_whole_object_body)
+{
+    corral_buf_t ev, raw, obj, ns, m;
+    corral_buf_init(&ev);
+    corral_buf_init(&raw);
+    corral_buf_init(&obj);
+    corral_buf_init(&ns);
+    corral_buf_init(&m);
+    w_str(&m, 1, "ns1");
+    w_msg(&ns, 1, &m);
+    envelope(&obj, "v1", "Namespace", &ns);
+    w_bytes(&raw, 1, obj.p, obj.len);
+    w_str(&ev, 1, "ADDED");
+    w_msg(&ev, 2, &raw);
+    expect_event(&ev, 0,
+                 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"v1\",\"kind\":"
+                 "\"Namespace\",\"metadata\":{\"name\":\"ns1\"}}}");
+    /* A JSON object in the RawExtension (as a CRD's event would carry). */
+    corral_buf_reset(&ev);
+    w_str(&raw, 1, "{\"kind\":\"Job\"}");
+    w_str(&ev, 1, "MODIFIED");
+    w_msg(&ev, 2, &raw);
+    expect_event(&ev, 0, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Job\"}}");
+    corral_buf_reset(&ev);
+    w_str(&ev, 1, "DELETED");
+    expect_event(&ev, CORRAL_EPARSE, "no object");
+    corral_buf_reset(&ev);
+    w_str(&raw, 1, "{}");
+    w_msg(&ev, 2, &raw);
+    expect_event(&ev, CORRAL_EPARSE, "no type");
+    corral_buf_reset(&ev);
+    w_str(&ev, 1, "ADDED");
+    w_key(&ev, 2, 0);
+    w_varint(&ev, 1);
+    expect_event(&ev, CORRAL_EPARSE, "wire type");
+    corral_buf_reset(&ev);
+    w_str(&ev, 1, "ADDED");
+    w_bytes(&ev, 2, "\x0a\x05k8s", 5); /* raw's length runs past the end */
+    expect_event(&ev, CORRAL_EPARSE, "runs past");
+    corral_buf_fini(&ev);
+    corral_buf_fini(&raw);
+    corral_buf_fini(&obj);
+    corral_buf_fini(&ns);
+    corral_buf_fini(&m);
+}
+
 /* --- over HTTP ---------------------------------------------------------------------------- */
 
 static long pb_send(const char *method, const char *path, const void *body, size_t len,
@@ -759,6 +891,18 @@ static long pb_send(const char *method, const char *path, const void *body, size
     cr_assert_eq(curl_easy_perform(c), CURLE_OK);
     long code = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    char *ct = NULL;
+    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+    /* The answer comes in protobuf (the Accept prefers it): as JSON here. */
+    cr_assert(ct && !strcmp(ct, "application/vnd.kubernetes.protobuf"), "%s", ct ? ct : "-");
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_val_t *v = NULL;
+    char why[256];
+    cr_assert_eq(corral_pb_decode(&a, out->p, out->len, &v, why, sizeof(why)), 0, "%s", why);
+    corral_buf_reset(out);
+    corral_val_to_json(v, out, false);
+    corral_arena_fini(&a);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     return code;
@@ -779,7 +923,7 @@ static const recorded_body_t *recorded(const char *name)
     return NULL;
 }
 
-Test(proto, http_create_and_review_in_protobuf_answered_in_json)
+Test(proto, http_create_and_review_in_protobuf_answered_in_protobuf)
 {
     api_start();
     corral_buf_t out;
@@ -869,5 +1013,135 @@ Test(proto, http_create_and_review_in_protobuf_answered_in_json)
               corral_buf_str(&r.body));
     api_free(&r);
     corral_buf_fini(&out);
+    api_stop();
+}
+
+Test(proto, accept_negotiation_as_kube_apiserver)
+{
+    static const struct {
+        const char *accept;
+        bool pb;
+    } cases[] = {
+        {"application/vnd.kubernetes.protobuf, application/json", true},
+        {"application/vnd.kubernetes.protobuf,application/json", true},
+        {"application/json, application/vnd.kubernetes.protobuf", false},
+        {"application/json;q=0.5, application/vnd.kubernetes.protobuf", true},
+        {"application/vnd.kubernetes.protobuf;q=0.9, application/json", false},
+        {"application/vnd.kubernetes.protobuf;q=0, application/json", false},
+        {"*/*, application/vnd.kubernetes.protobuf", true}, /* specific first at equal q */
+        {"application/vnd.kubernetes.protobuf;stream=watch, application/json", true},
+        {"Application/Vnd.Kubernetes.Protobuf", true},
+        {"application/cbor, application/vnd.kubernetes.protobuf;q=0.1", true},
+        {"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", false},
+        {"", false},
+        {"*/*", false},
+    };
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(cases); i++)
+        cr_assert_eq(corral__accept_pb(cases[i].accept, strlen(cases[i].accept)), cases[i].pb, "%s",
+                     cases[i].accept);
+}
+
+/* GET path with Accept pb: the protobuf body decoded, as JSON; ctype set. */
+static corral_val_t *pb_get(corral_arena_t *a, const char *path, long want_code, char *ct,
+                            size_t ctlen, corral_buf_t *raw)
+{
+    const char *const h[] = {"Accept: application/vnd.kubernetes.protobuf, application/json", NULL};
+    api_resp_t r;
+    api_req_h(&r, "GET", path, NULL, NULL, NULL, h);
+    cr_assert_eq(r.code, want_code, "%s: %ld", path, r.code);
+    const char *p = strcasestr(corral_buf_str(&r.headers), "content-type: ");
+    cr_assert(p, "%s", corral_buf_str(&r.headers));
+    snprintf(ct, ctlen, "%.*s", (int)strcspn(p + 14, "\r\n"), p + 14);
+    corral_buf_reset(raw);
+    corral_buf_append(raw, r.body.p, r.body.len);
+    corral_val_t *v = NULL;
+    if (!strcmp(ct, "application/vnd.kubernetes.protobuf")) {
+        char why[256];
+        cr_assert_eq(corral_pb_decode(a, r.body.p, r.body.len, &v, why, sizeof(why)), 0, "%s", why);
+    } else if (!strcmp(ct, "application/json")) {
+        cr_assert_eq(corral_json_parse(a, r.body.p, r.body.len, &v, NULL), 0);
+    }
+    api_free(&r);
+    return v;
+}
+
+static corral_val_t *json_get(corral_arena_t *a, const char *path)
+{
+    api_resp_t r;
+    API_EXPECT(&r, 200, "GET", path, NULL, NULL);
+    corral_val_t *v = NULL;
+    cr_assert_eq(corral_json_parse(a, r.body.p, r.body.len, &v, NULL), 0);
+    api_free(&r);
+    return v;
+}
+
+static void same_tree(const corral_val_t *got, const corral_val_t *want)
+{
+    corral_buf_t g, w;
+    corral_buf_init(&g);
+    corral_buf_init(&w);
+    corral_val_to_json(got, &g, false);
+    corral_val_to_json(want, &w, false);
+    cr_assert(corral_val_equal(got, want), "got  %s\nwant %s", corral_buf_str(&g),
+              corral_buf_str(&w));
+    corral_buf_fini(&g);
+    corral_buf_fini(&w);
+}
+
+Test(proto, http_get_list_error_and_watch_in_protobuf)
+{
+    api_start();
+    api_resp_t r;
+    API_EXPECT(&r, 201, "POST", "/api/v1/namespaces/default/pods", NULL,
+               "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"labels\":{"
+               "\"b\":\"1\",\"a\":\"2\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+               "\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+    api_free(&r);
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_buf_t raw;
+    corral_buf_init(&raw);
+    char ct[128];
+    const char *paths[] = {"/api/v1/namespaces/default/pods/p1", "/api/v1/namespaces/default/pods",
+                           "/api/v1/nodes"};
+    for (size_t i = 0; i < CORRAL_ARRAY_LEN(paths); i++) {
+        corral_val_t *pb = pb_get(&a, paths[i], 200, ct, sizeof(ct), &raw);
+        cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf", "%s", paths[i]);
+        corral_val_t *js = json_get(&a, paths[i]);
+        corral_val_t *items = corral_val_get(js, "items");
+        for (size_t j = 0; items && j < items->n; j++) { /* not in protobuf's items */
+            corral_val_del(items->items[j], "apiVersion");
+            corral_val_del(items->items[j], "kind");
+        }
+        same_tree(pb, js);
+    }
+    /* A Status error in protobuf. */
+    corral_val_t *st =
+        pb_get(&a, "/api/v1/namespaces/default/pods/nope", 404, ct, sizeof(ct), &raw);
+    cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf");
+    cr_assert_str_eq(corral_val_get_str(st, "kind"), "Status");
+    cr_assert_str_eq(corral_val_get_str(st, "reason"), "NotFound");
+    /* CRD kinds and discovery stay JSON. */
+    pb_get(&a, "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs", 200, ct, sizeof(ct),
+           &raw);
+    cr_assert_str_eq(ct, "application/json");
+    pb_get(&a, "/api/v1", 200, ct, sizeof(ct), &raw);
+    cr_assert_str_eq(ct, "application/json");
+    /* A watch: length-prefixed WatchEvent frames, then the stream ends. */
+    corral_val_t *pod = json_get(&a, "/api/v1/namespaces/default/pods/p1");
+    pb_get(&a, "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1", 200, ct, sizeof(ct),
+           &raw);
+    cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf;stream=watch");
+    cr_assert_geq(raw.len, 4);
+    const uint8_t *p = (const uint8_t *)raw.p;
+    size_t n = ((size_t)p[0] << 24) | ((size_t)p[1] << 16) | ((size_t)p[2] << 8) | p[3];
+    cr_assert_eq(raw.len, 4 + n, "one frame");
+    corral_val_t *ev = NULL;
+    char why[256];
+    cr_assert_eq(corral_pb_decode_watch_event(&a, p + 4, n, &ev, why, sizeof(why)), 0, "%s", why);
+    cr_assert_str_eq(corral_val_get_str(ev, "type"), "ADDED");
+    same_tree(corral_val_get(ev, "object"), pod);
+    corral_buf_fini(&raw);
+    corral_arena_fini(&a);
     api_stop();
 }

@@ -1,17 +1,19 @@
 /*
- * Protobuf request bodies (application/vnd.kubernetes.protobuf), as kubectl
- * and client-go send them for built-in kinds: the 4-byte magic "k8s\0", then
- * a runtime.Unknown (typeMeta{apiVersion=1, kind=2}=1, raw=2,
- * contentEncoding=3, contentType=4) whose raw bytes are the message of
- * typeMeta's kind. The message is decoded with the field tables of
- * include/corral/schema.h into the value tree the JSON form of the same
- * object gives: Time as RFC 3339, MicroTime with microseconds, Duration as
- * Go prints it, Quantity as its string, IntOrString as a number or string,
- * bytes as base64, proto maps as objects, embedded JSON (RawExtension,
- * FieldsV1) parsed, and the zero scalars Go's omitempty drops left out.
- * Unknown field numbers are skipped; every length is checked against what
- * is left; nesting and the number of values made are bounded. Pure: no
- * request, no I/O, so the fuzz target drives it directly.
+ * Kubernetes protobuf (include/corral/pb.h), driven by the field tables of
+ * include/corral/schema.h.
+ *
+ * Decoding gives the value tree the JSON form of the same object gives: Time
+ * as RFC 3339, MicroTime with microseconds, Duration as Go prints it,
+ * Quantity as its string, IntOrString as a number or string, bytes as
+ * base64, proto maps as objects, embedded JSON (RawExtension, FieldsV1)
+ * parsed, and the zero scalars Go's omitempty drops left out. Unknown field
+ * numbers are skipped; every length is checked against what is left;
+ * nesting and the number of values made are bounded.
+ *
+ * The List kinds, meta/v1 Status and WatchEvent are not in the schema
+ * tables (which list what the API server validates and documents): their
+ * few messages are below, field numbers from apimachinery's
+ * pkg/apis/meta/v1/generated.proto.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,12 +21,14 @@
 #include <string.h>
 
 #include "corral/base64.h"
-#include "apiserver/apiserver_int.h"
+#include "corral/common.h"
 #include "corral/json.h"
+#include "corral/pb.h"
 #include "corral/timefmt.h"
 #include "corral/yaml.h"
+#include "model/pb_int.h"
 
-#define PATH_MAX_NAMES (CORRAL__PB_MAX_DEPTH + 8)
+#define PATH_MAX_NAMES (CORRAL_PB_MAX_DEPTH + 8)
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
@@ -72,8 +76,8 @@ static int fail(pb_ctx_t *c, int code, const char *fmt, ...)
 
 static int count_item(pb_ctx_t *c)
 {
-    if (++c->items > CORRAL__PB_MAX_ITEMS)
-        return fail(c, CORRAL_ETOOBIG, "more than %zu values", (size_t)CORRAL__PB_MAX_ITEMS);
+    if (++c->items > CORRAL_PB_MAX_ITEMS)
+        return fail(c, CORRAL_ETOOBIG, "more than %zu values", (size_t)CORRAL_PB_MAX_ITEMS);
     return 0;
 }
 
@@ -164,6 +168,90 @@ static int want_wt(pb_ctx_t *c, int wt, int want)
     if (wt != want)
         return fail(c, CORRAL_EPARSE, "wire type %d where %d was expected", wt, want);
     return 0;
+}
+
+/* --- the messages of lists, Status and WatchEvent ------------------------------------- */
+
+#define OZ CORRAL_SCHEMA_OMITZERO
+static const corral_schema_field_t f_list_meta[] = {
+    {"selfLink", 1, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"resourceVersion", 2, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"continue", 3, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"remainingItemCount", 4, CORRAL_SCHEMA_INT64, 0, NULL, NULL},
+};
+static const corral_schema_msg_t m_list_meta = {"io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+                                                f_list_meta, 4, NULL};
+static const corral_schema_field_t f_status_cause[] = {
+    {"reason", 1, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"message", 2, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"field", 3, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+};
+static const corral_schema_msg_t m_status_cause = {
+    "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause", f_status_cause, 3, NULL};
+static const corral_schema_field_t f_status_details[] = {
+    {"name", 1, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"group", 2, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"kind", 3, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"causes", 4, CORRAL_SCHEMA_MSG, CORRAL_SCHEMA_REPEATED, &m_status_cause, NULL},
+    {"retryAfterSeconds", 5, CORRAL_SCHEMA_INT32, OZ, NULL, NULL},
+    {"uid", 6, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+};
+static const corral_schema_msg_t m_status_details = {
+    "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails", f_status_details, 6, NULL};
+static const corral_schema_field_t f_status[] = {
+    {"metadata", 1, CORRAL_SCHEMA_MSG, 0, &m_list_meta, NULL},
+    {"status", 2, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"message", 3, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"reason", 4, CORRAL_SCHEMA_STRING, OZ, NULL, NULL},
+    {"details", 5, CORRAL_SCHEMA_MSG, 0, &m_status_details, NULL},
+    {"code", 6, CORRAL_SCHEMA_INT32, OZ, NULL, NULL},
+};
+static const corral_schema_msg_t m_status = {"io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+                                             f_status, 6, NULL};
+/* WatchEvent {type=1, object=2 RawExtension}: the object is decoded by hand
+ * (its raw bytes are a whole "k8s\0" body), so only type is listed. */
+#undef OZ
+
+/* Whether m is a k8s.io message (the CRD tables' fields have no numbers). */
+static bool has_numbers(const corral_schema_msg_t *m)
+{
+    for (size_t i = 0; m && i < m->nfields; i++) {
+        if (m->fields[i].num)
+            return true;
+    }
+    return false;
+}
+
+const corral_schema_msg_t *corral__pb_msg_for(const char *av, const char *kind,
+                                              corral__pb_list_t *l)
+{
+    if (!av || !kind)
+        return NULL;
+    const corral_schema_msg_t *m = corral_schema_for(av, kind);
+    if (m)
+        return has_numbers(m) ? m : NULL;
+    if (strcmp(kind, "Status") == 0 && (!strcmp(av, "v1") || !strcmp(av, "meta.k8s.io/v1")))
+        return &m_status;
+    size_t n = strlen(kind);
+    char item[128];
+    if (n <= 4 || n - 4 >= sizeof(item) || strcmp(kind + n - 4, "List") != 0)
+        return NULL;
+    memcpy(item, kind, n - 4);
+    item[n - 4] = '\0';
+    m = corral_schema_for(av, item);
+    if (!has_numbers(m))
+        return NULL;
+    l->f[0] = (corral_schema_field_t){"metadata", 1, CORRAL_SCHEMA_MSG, 0, &m_list_meta, NULL};
+    l->f[1] =
+        (corral_schema_field_t){"items", 2, CORRAL_SCHEMA_MSG, CORRAL_SCHEMA_REPEATED, m, NULL};
+    l->m = (corral_schema_msg_t){"List", l->f, 2, NULL};
+    return &l->m;
+}
+
+bool corral_pb_has_kind(const char *api_version, const char *kind)
+{
+    corral__pb_list_t l;
+    return corral__pb_msg_for(api_version, kind, &l) != NULL;
 }
 
 /* --- values ----------------------------------------------------------------------------- */
@@ -586,8 +674,8 @@ static int decode_field(pb_ctx_t *c, const corral_schema_field_t *f, int wt, pb_
  * already: a message merged again, or the parent of an inline message). */
 static int decode_msg(pb_ctx_t *c, const corral_schema_msg_t *m, pb_rd_t r, corral_val_t *out)
 {
-    if (c->depth >= CORRAL__PB_MAX_DEPTH)
-        return fail(c, CORRAL_ETOOBIG, "nested deeper than %d messages", CORRAL__PB_MAX_DEPTH);
+    if (c->depth >= CORRAL_PB_MAX_DEPTH)
+        return fail(c, CORRAL_ETOOBIG, "nested deeper than %d messages", CORRAL_PB_MAX_DEPTH);
     /* The value made so far for each field: unseen ones are looked up in
      * out when first met (out holds keys already when merging). */
     corral_val_t *stack_slots[48];
@@ -672,14 +760,18 @@ static int decode_envelope(pb_ctx_t *c, pb_rd_t r, corral_val_t **out)
                     (int)(enc.end - enc.p > 64 ? 64 : enc.end - enc.p), (const char *)enc.p);
     if (!av || !kind || !av->len || !kind->len)
         return fail(c, CORRAL_EPARSE, "the envelope names no apiVersion and kind");
-    const corral_schema_msg_t *m = corral_schema_for(av->s, kind->s);
+    corral__pb_list_t l;
+    const corral_schema_msg_t *m = corral__pb_msg_for(av->s, kind->s, &l);
     if (!m)
         return fail(c, CORRAL_EUNSUPPORTED, "no protobuf message is known for %s, kind=%s", av->s,
                     kind->s);
     *out = new_map(c->a);
     corral_val_set(c->a, *out, "apiVersion", av);
     corral_val_set(c->a, *out, "kind", kind);
-    return decode_msg(c, m, raw, *out);
+    int rc2 = decode_msg(c, m, raw, *out);
+    if (!rc2 && m == &l.m && !corral_val_get(*out, "items")) /* as Go writes an empty list */
+        corral_val_set(c->a, *out, "items", corral_val_new(c->a, CORRAL_VAL_SEQ));
+    return rc2;
 }
 
 static void finish_maps(pb_ctx_t *c)
@@ -688,8 +780,8 @@ static void finish_maps(pb_ctx_t *c)
         map_finish(c->a, c->maps[i]);
 }
 
-int corral__pb_decode(corral_arena_t *a, const void *data, size_t len, corral_val_t **out,
-                      char *why, size_t why_len)
+int corral_pb_decode(corral_arena_t *a, const void *data, size_t len, corral_val_t **out, char *why,
+                     size_t why_len)
 {
     pb_ctx_t c = {.a = a, .why = why, .why_len = why_len};
     *out = NULL;
@@ -718,4 +810,40 @@ int corral__pb_decode_msg(corral_arena_t *a, const corral_schema_msg_t *m, const
     if (rc)
         *out = NULL;
     return rc;
+}
+
+int corral_pb_decode_watch_event(corral_arena_t *a, const void *data, size_t len,
+                                 corral_val_t **out, char *why, size_t whylen)
+{
+    pb_ctx_t c = {.a = a, .why = why, .why_len = whylen};
+    *out = NULL;
+    if (why && whylen)
+        why[0] = '\0';
+    pb_rd_t r = {(const uint8_t *)data, (const uint8_t *)data + len};
+    corral_val_t *type = NULL, *obj = NULL;
+    int rc = 0;
+    while (!rc && r.p < r.end) {
+        uint32_t num = 0;
+        int wt = 0;
+        pb_rd_t sub = {NULL, NULL};
+        if ((rc = rd_key(&c, &r, &num, &wt)))
+            break;
+        if ((num == 1 || num == 2) && wt == WT_LEN && !(rc = rd_bytes(&c, &r, &sub)))
+            rc = num == 1 ? text_val(&c, &sub, &type) : embedded_val(&c, sub, &obj);
+        else if (num != 1 && num != 2)
+            rc = skip(&c, &r, wt);
+        else if (!rc)
+            rc = want_wt(&c, wt, WT_LEN);
+    }
+    finish_maps(&c);
+    if (!rc && (!type || !type->len))
+        rc = fail(&c, CORRAL_EPARSE, "the watch event has no type");
+    if (!rc && (!obj || obj->kind != CORRAL_VAL_MAP))
+        rc = fail(&c, CORRAL_EPARSE, "the watch event has no object");
+    if (rc)
+        return rc;
+    *out = new_map(a);
+    corral_val_set(a, *out, "type", type);
+    corral_val_set(a, *out, "object", obj);
+    return 0;
 }
