@@ -38,24 +38,10 @@ static int efail(enc_t *e, const char *fmt, ...) CORRAL_PRINTF(2, 3);
 
 static int efail(enc_t *e, const char *fmt, ...)
 {
-    if (!e->why || !e->whylen)
-        return CORRAL_EINVAL;
-    size_t off = 0;
-    e->why[0] = '\0';
-    for (int i = 0; i < e->depth && off + 2 < e->whylen; i++) {
-        int n = snprintf(e->why + off, e->whylen - off, "%s%s", off ? "." : "", e->path[i]);
-        off += n > 0 ? (size_t)n : 0;
-    }
-    if (off && off + 2 < e->whylen) {
-        memcpy(e->why + off, ": ", 3);
-        off += 2;
-    }
-    if (off < e->whylen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->why + off, e->whylen - off, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    corral__pb_why(e->why, e->whylen, e->path, e->depth, fmt, ap);
+    va_end(ap);
     return CORRAL_EINVAL;
 }
 
