@@ -65,8 +65,8 @@ static void pod(corral_buf_t *b, int i)
 
 int main(int argc, char **argv)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 20;
-    int pods = argc > 2 ? atoi(argv[2]) : 1000;
+    int rounds = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20;
+    int pods = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 1000;
     corral_buf_t json;
     corral_buf_init(&json);
     corral_buf_puts(&json, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{"
