@@ -50,10 +50,10 @@ bool corral__accept_pb(const char *accept, size_t len)
         size_t end = i;
         while (end < len && accept[end] != ',')
             end++;
-        size_t s = i, e = s;
+        size_t s = i;
         while (s < end && is_space(accept[s]))
             s++;
-        e = s;
+        size_t e = s;
         while (e < end && accept[e] != ';' && !is_space(accept[e]))
             e++;
         double q = 1;

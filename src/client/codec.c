@@ -42,6 +42,21 @@ static void item_kinds(corral_arena_t *a, corral_val_t *v)
     }
 }
 
+static void status_json(corral_buf_t *out, const char *why);
+
+/* An ERROR event line carrying a 500 Status that says why. */
+static int error_line(const char *why, int (*line)(void *, const char *, size_t), void *ctx)
+{
+    corral_buf_t out;
+    corral_buf_init(&out);
+    corral_buf_puts(&out, "{\"type\":\"ERROR\",\"object\":");
+    status_json(&out, why);
+    corral_buf_puts(&out, "}");
+    line(ctx, out.p, out.len);
+    corral_buf_fini(&out);
+    return -1;
+}
+
 static void status_json(corral_buf_t *out, const char *why)
 {
     corral_buf_puts(out, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
@@ -90,17 +105,16 @@ static int frame(const char *p, size_t n, int (*line)(void *, const char *, size
     corral_buf_t out;
     corral_buf_init(&out);
     int rc = corral_pb_decode_watch_event(&a, p, n, &v, why, sizeof(why));
+    int stop = -1;
     if (rc == 0) {
         corral_val_to_json(v, &out, false);
+        stop = line(ctx, out.p, out.len);
     } else {
-        corral_buf_puts(&out, "{\"type\":\"ERROR\",\"object\":");
-        status_json(&out, why);
-        corral_buf_puts(&out, "}");
+        error_line(why, line, ctx);
     }
-    int stop = line(ctx, out.p, out.len);
     corral_buf_fini(&out);
     corral_arena_fini(&a);
-    return rc || stop;
+    return stop;
 }
 
 int corral__codec_stream(CURL *h, corral_buf_t *pending, const char *p, size_t len,
@@ -117,14 +131,7 @@ int corral__codec_stream(CURL *h, corral_buf_t *pending, const char *p, size_t l
         if (n > MAX_FRAME) {
             char why[96];
             snprintf(why, sizeof(why), "a watch frame of %zu bytes (over %zu)", n, MAX_FRAME);
-            corral_buf_t out;
-            corral_buf_init(&out);
-            corral_buf_puts(&out, "{\"type\":\"ERROR\",\"object\":");
-            status_json(&out, why);
-            corral_buf_puts(&out, "}");
-            line(ctx, out.p, out.len);
-            corral_buf_fini(&out);
-            return -1;
+            return error_line(why, line, ctx);
         }
         if (pending->len - at - 4 < n)
             break;

@@ -51,27 +51,33 @@ static int fail(pb_ctx_t *c, int code, const char *fmt, ...) CORRAL_PRINTF(3, 4)
 
 static int fail(pb_ctx_t *c, int code, const char *fmt, ...)
 {
-    if (!c->why || !c->why_len)
-        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    corral__pb_why(c->why, c->why_len, c->path,
+                   c->depth < PATH_MAX_NAMES ? c->depth : PATH_MAX_NAMES, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void corral__pb_why(char *why, size_t whylen, const char *const *path, int depth, const char *fmt,
+                    va_list ap)
+{
+    if (!why || !whylen)
+        return;
     size_t off = 0;
-    c->why[0] = '\0';
-    for (int i = 0; i < c->depth && i < PATH_MAX_NAMES && off + 2 < c->why_len; i++) {
-        if (!c->path[i])
+    why[0] = '\0';
+    for (int i = 0; i < depth && off + 2 < whylen; i++) {
+        if (!path[i])
             continue;
-        int n = snprintf(c->why + off, c->why_len - off, "%s%s", off ? "." : "", c->path[i]);
+        int n = snprintf(why + off, whylen - off, "%s%s", off ? "." : "", path[i]);
         off += n > 0 ? (size_t)n : 0;
     }
-    if (off && off + 2 < c->why_len) {
-        memcpy(c->why + off, ": ", 3);
+    if (off && off + 2 < whylen) {
+        memcpy(why + off, ": ", 3);
         off += 2;
     }
-    if (off < c->why_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->why + off, c->why_len - off, fmt, ap);
-        va_end(ap);
-    }
-    return code;
+    if (off < whylen)
+        vsnprintf(why + off, whylen - off, fmt, ap);
 }
 
 static int count_item(pb_ctx_t *c)

@@ -38,24 +38,10 @@ static int efail(enc_t *e, const char *fmt, ...) CORRAL_PRINTF(2, 3);
 
 static int efail(enc_t *e, const char *fmt, ...)
 {
-    if (!e->why || !e->whylen)
-        return CORRAL_EINVAL;
-    size_t off = 0;
-    e->why[0] = '\0';
-    for (int i = 0; i < e->depth && off + 2 < e->whylen; i++) {
-        int n = snprintf(e->why + off, e->whylen - off, "%s%s", off ? "." : "", e->path[i]);
-        off += n > 0 ? (size_t)n : 0;
-    }
-    if (off && off + 2 < e->whylen) {
-        memcpy(e->why + off, ": ", 3);
-        off += 2;
-    }
-    if (off < e->whylen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->why + off, e->whylen - off, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    corral__pb_why(e->why, e->whylen, e->path, e->depth, fmt, ap);
+    va_end(ap);
     return CORRAL_EINVAL;
 }
 
@@ -275,10 +261,14 @@ static int enc_value(enc_t *e, const corral_schema_field_t *f, const corral_val_
     }
 }
 
+typedef struct pair_ref {
+    const corral_val_pair_t *p;
+} pair_ref_t;
+
 static int cmp_keys(const void *x, const void *y)
 {
-    const corral_val_pair_t *a = *(const corral_val_pair_t *const *)x;
-    const corral_val_pair_t *b = *(const corral_val_pair_t *const *)y;
+    const corral_val_pair_t *a = ((const pair_ref_t *)x)->p;
+    const corral_val_pair_t *b = ((const pair_ref_t *)y)->p;
     size_t n = a->key->len < b->key->len ? a->key->len : b->key->len;
     int d = memcmp(a->key->s, b->key->s, n);
     return d ? d : (a->key->len > b->key->len) - (a->key->len < b->key->len);
@@ -289,20 +279,20 @@ static int enc_map(enc_t *e, const corral_schema_field_t *f, const corral_val_t 
 {
     if (v->kind != CORRAL_VAL_MAP)
         return efail(e, "expected an object, got a %s", kind_name(v));
-    const corral_val_pair_t **order = malloc((v->n ? v->n : 1) * sizeof(*order));
+    pair_ref_t *order = malloc((v->n ? v->n : 1) * sizeof(*order));
     if (!order)
         return efail(e, "out of memory");
     for (size_t i = 0; i < v->n; i++)
-        order[i] = &v->pairs[i];
+        order[i].p = &v->pairs[i];
     qsort(order, v->n, sizeof(*order), cmp_keys);
     corral_schema_field_t vf = *f;
     vf.num = 2;
     vf.flags = 0;
     int rc = 0;
     for (size_t i = 0; !rc && i < v->n; i++) {
-        const corral_val_t *val = order[i]->val;
+        const corral_val_t *val = order[i].p->val;
         size_t start = open_len(e->out, f->num);
-        put_bytes(e->out, 1, order[i]->key->s, order[i]->key->len);
+        put_bytes(e->out, 1, order[i].p->key->s, order[i].p->key->len);
         if (f->flags & CORRAL_SCHEMA_REPEATED) { /* a named list: {items=1} */
             if (val->kind != CORRAL_VAL_SEQ && val->kind != CORRAL_VAL_NULL) {
                 rc = efail(e, "expected a list, got a %s", kind_name(val));
@@ -411,7 +401,7 @@ static int enc_object(enc_t *e, const corral_val_t *obj)
     const char *kind = av ? corral_val_get_str(obj, "kind") : NULL;
     corral__pb_list_t l;
     const corral_schema_msg_t *m = corral__pb_msg_for(av, kind, &l);
-    if (!m) {
+    if (!m || !av || !kind) {
         if (e->why && e->whylen)
             snprintf(e->why, e->whylen, "%s%s%s has no protobuf form", av ? av : "(no apiVersion)",
                      kind ? ", kind=" : "", kind ? kind : "");

@@ -4,6 +4,8 @@
 #ifndef CORRAL_MODEL_PB_INT_H
 #define CORRAL_MODEL_PB_INT_H
 
+#include <stdarg.h>
+
 #include "corral/pb.h"
 
 enum { CORRAL__PB_WT_VARINT = 0, CORRAL__PB_WT_I64 = 1, CORRAL__PB_WT_LEN = 2 };
@@ -20,5 +22,9 @@ typedef struct corral__pb_list {
  * built in *l, which must outlive its use. */
 const corral_schema_msg_t *corral__pb_msg_for(const char *av, const char *kind,
                                               corral__pb_list_t *l);
+
+/* why = the dotted names path[0..depth) (NULLs skipped), ": ", then fmt. */
+void corral__pb_why(char *why, size_t whylen, const char *const *path, int depth, const char *fmt,
+                    va_list ap) CORRAL_PRINTF(5, 0);
 
 #endif
