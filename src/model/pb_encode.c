@@ -254,6 +254,7 @@ static int enc_value(enc_t *e, const corral_schema_field_t *f, const corral_val_
     case CORRAL_SCHEMA_INTORSTRING:
         return enc_intorstring(e, f->num, v);
     case CORRAL_SCHEMA_RAW:
+    case CORRAL_SCHEMA_JSON: /* apiextensions' JSON: raw bytes = 1, as RawExtension */
     case CORRAL_SCHEMA_FIELDSV1:
         return enc_raw(e, f->num, v);
     default:
@@ -305,7 +306,8 @@ static int enc_map(enc_t *e, const corral_schema_field_t *f, const corral_val_t 
             vf.num = 2;
             close_len(e->out, s2);
         } else if (val->kind == CORRAL_VAL_NULL && vf.type != CORRAL_SCHEMA_MSG &&
-                   vf.type != CORRAL_SCHEMA_RAW && vf.type != CORRAL_SCHEMA_FIELDSV1) {
+                   vf.type != CORRAL_SCHEMA_RAW && vf.type != CORRAL_SCHEMA_JSON &&
+                   vf.type != CORRAL_SCHEMA_FIELDSV1) {
             put_bytes(e->out, 2, "", 0); /* Go reads null as the zero value */
         } else {
             rc = enc_value(e, &vf, val);
@@ -338,7 +340,8 @@ static int enc_field(enc_t *e, const corral_schema_field_t *f, const corral_val_
     }
     const corral_val_t *v = corral_val_get(obj, f->name);
     bool absent = !v || (v->kind == CORRAL_VAL_NULL && f->type != CORRAL_SCHEMA_TIME &&
-                         f->type != CORRAL_SCHEMA_MICROTIME && f->type != CORRAL_SCHEMA_RAW);
+                         f->type != CORRAL_SCHEMA_MICROTIME && f->type != CORRAL_SCHEMA_RAW &&
+                         f->type != CORRAL_SCHEMA_JSON);
     if (absent) {
         if ((f->flags & CORRAL_SCHEMA_OMITZERO) &&
             !(f->flags & (CORRAL_SCHEMA_REPEATED | CORRAL_SCHEMA_MAP)))
