@@ -160,13 +160,13 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
     size_t want = q->allocation_size > 0 ? (size_t)q->allocation_size : 0;
     if (q->n_available_deviceids > CORRAL__DP_MAX_DEVS || want > q->n_available_deviceids ||
         q->n_must_include_deviceids > want) {
-        snprintf(why, whylen, "GetPreferredAllocation: size %zu of %zu available devices",
-                 want, q->n_available_deviceids);
+        snprintf(why, whylen, "GetPreferredAllocation: size %zu of %zu available devices", want,
+                 q->n_available_deviceids);
         return CORRAL__GRPC_INVALID_ARGUMENT;
     }
     char pod[256];
-    int r = ask(dp, q->available_deviceids, q->n_available_deviceids, want, true, ids, pod,
-                sizeof pod);
+    int r =
+        ask(dp, q->available_deviceids, q->n_available_deviceids, want, true, ids, pod, sizeof pod);
     bool ok = r == 0;
     for (size_t i = 0; ok && i < q->n_must_include_deviceids; i++) {
         bool found = false;
@@ -183,7 +183,9 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
             if (!in_list(q->must_include_deviceids, q->n_must_include_deviceids,
                          q->available_deviceids[i]))
                 snprintf(ids[k++], 96, "%s", q->available_deviceids[i]);
-        dp_log(dp, "GetPreferredAllocation: no bound pod waits for %zu GPUs among the %zu offered (%s); no preference",
+        dp_log(dp,
+               "GetPreferredAllocation: no bound pod waits for %zu GPUs among the %zu offered "
+               "(%s); no preference",
                want, q->n_available_deviceids, corral_strerror(r));
     }
     for (size_t i = 0; i < want; i++)
@@ -193,8 +195,8 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
     return 0;
 }
 
-static int h_prefer(corral__dp_t *dp, const uint8_t *req, size_t len, corral_buf_t *resp,
-                    char *why, size_t whylen)
+static int h_prefer(corral__dp_t *dp, const uint8_t *req, size_t len, corral_buf_t *resp, char *why,
+                    size_t whylen)
 {
     V1beta1__PreferredAllocationRequest *q =
         v1beta1__preferred_allocation_request__unpack(NULL, len, req);
@@ -252,7 +254,9 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
         for (size_t i = 0; i < n; i++)
             snprintf(ids[i], 96, "%s", q->devices_ids[i]);
         if (n)
-            dp_log(dp, "Allocate: no bound pod waits for %zu GPUs (%s); the container gets kubelet's choice %s",
+            dp_log(dp,
+                   "Allocate: no bound pod waits for %zu GPUs (%s); the container gets kubelet's "
+                   "choice %s",
                    n, corral_strerror(r), corral_buf_str(&kub));
     } else {
         dp_log(dp, "Allocate: pod %s gets its corral.dev/gpu-ids (kubelet chose %s)", pod,
@@ -264,7 +268,7 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
     corral_buf_init(&ix);
     corral_buf_append(&uu, "", 0);
     corral_buf_append(&ix, "", 0);
-    out->cdi_devices = corral_arena_alloc(a, (n + 1) * sizeof *out->cdi_devices);
+    out->cdi_devices = corral_arena_alloc(a, (n + 1) * sizeof(V1beta1__CDIDevice *));
     int st = 0;
     pthread_mutex_lock(&dp->mu);
     for (size_t i = 0; i < n && st == 0; i++) {
@@ -294,7 +298,7 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
         return st;
     V1beta1__ContainerAllocateResponse__EnvsEntry *ev = corral_arena_alloc(a, 2 * sizeof *ev);
     V1beta1__ContainerAllocateResponse__AnnotationsEntry *an = corral_arena_alloc(a, sizeof *an);
-    out->envs = corral_arena_alloc(a, 2 * sizeof *out->envs);
+    out->envs = corral_arena_alloc(a, 2 * sizeof(V1beta1__ContainerAllocateResponse__EnvsEntry *));
     for (int i = 0; i < 2; i++) {
         v1beta1__container_allocate_response__envs_entry__init(&ev[i]);
         ev[i].key = (char *)keys[i];
@@ -305,7 +309,8 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
     v1beta1__container_allocate_response__annotations_entry__init(an);
     an->key = (char *)keys[2];
     an->value = (char *)vals[2];
-    out->annotations = corral_arena_alloc(a, sizeof *out->annotations);
+    out->annotations =
+        corral_arena_alloc(a, sizeof(V1beta1__ContainerAllocateResponse__AnnotationsEntry *));
     out->annotations[0] = an;
     out->n_annotations = 1;
     return 0;
@@ -506,7 +511,8 @@ static bool ensure_server(corral__dp_t *dp, bool *need_register)
         dp_log(dp, "%s was removed (kubelet restarted?): serving it again", dp->sock);
     corral__grpc_server_stop(old);
     char err[256];
-    corral__grpc_server_t *s = corral__grpc_server_start(dp->sock, grpc_handler, dp, err, sizeof err);
+    corral__grpc_server_t *s =
+        corral__grpc_server_start(dp->sock, grpc_handler, dp, err, sizeof err);
     if (!s) {
         dp_log(dp, "%s", err);
         return false;
@@ -587,8 +593,8 @@ corral__dp_t *corral__dp_start(const corral__dp_config_t *cfg, const corral__dp_
     snprintf(dp->kubelet, sizeof dp->kubelet, "%s/kubelet.sock", dp->plugin_dir);
     pthread_mutex_init(&dp->mu, NULL);
     if (strchr(dp->endpoint, '/')) {
-        snprintf(err, errlen, "device plugin: endpoint %s must be a file name in %s",
-                 dp->endpoint, dp->plugin_dir);
+        snprintf(err, errlen, "device plugin: endpoint %s must be a file name in %s", dp->endpoint,
+                 dp->plugin_dir);
         goto fail;
     }
     if (dp->cdi_dir && write_cdi(dp, err, errlen) != 0)

@@ -63,8 +63,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-#define NV(n, v)                                                                                 \
-    {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NO_COPY_NAME}
+#define NV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NO_COPY_NAME     \
+    }
 
 /* --- server ------------------------------------------------------------------------------ */
 
@@ -129,8 +131,7 @@ static void stream_free(stream_t *s)
     corral_free(s);
 }
 
-static ssize_t srv_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags,
-                        void *ud)
+static ssize_t srv_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags, void *ud)
 {
     (void)ses;
     (void)flags;
@@ -257,8 +258,7 @@ static void srv_dispatch(conn_t *c, stream_t *s)
             snprintf(s->why, sizeof s->why, "compressed messages are not supported");
         } else if (r == CORRAL_ETOOBIG) {
             st = CORRAL__GRPC_RESOURCE_EXHAUSTED;
-            snprintf(s->why, sizeof s->why, "request message over %zu bytes",
-                     CORRAL__GRPC_MAX_MSG);
+            snprintf(s->why, sizeof s->why, "request message over %zu bytes", CORRAL__GRPC_MAX_MSG);
         } else if (r != 1 || used != s->in.len) {
             st = CORRAL__GRPC_INVALID_ARGUMENT;
             snprintf(s->why, sizeof s->why, "a unary request needs exactly one whole message");
@@ -612,8 +612,7 @@ void corral__grpc_server_stop(corral__grpc_server_t *s)
     corral_free(s);
 }
 
-void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_t *data,
-                              size_t len)
+void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_t *data, size_t len)
 {
     corral__grpc_server_t srv = {.h = h, .ctx = ctx, .lfd = -1};
     pthread_mutex_init(&srv.mu, NULL);
@@ -623,10 +622,8 @@ void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_
     c->ses = session_new(true, c);
     while (len && !c->dead) {
         size_t chunk = len < 4096 ? len : 4096;
-        if (nghttp2_session_mem_recv(c->ses, data, chunk) < 0)
-            c->dead = true;
-        else if (nghttp2_session_send(c->ses) != 0)
-            c->dead = true;
+        c->dead =
+            nghttp2_session_mem_recv(c->ses, data, chunk) < 0 || nghttp2_session_send(c->ses) != 0;
         data += chunk;
         len -= chunk;
     }
@@ -655,8 +652,7 @@ struct corral__grpc_client {
     bool stopped_by_cb;
 };
 
-static ssize_t cli_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags,
-                        void *ud)
+static ssize_t cli_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags, void *ud)
 {
     (void)ses;
     (void)flags;
@@ -700,8 +696,9 @@ static void cli_deliver(corral__grpc_client_t *c)
     while (c->on_msg && !c->stopped_by_cb) {
         const uint8_t *m;
         size_t ml, used;
-        int r = corral__grpc_frame_parse((const uint8_t *)c->in.p + c->in_off, c->in.len - c->in_off,
-                                         CORRAL__GRPC_MAX_MSG, &m, &ml, &used);
+        int r =
+            corral__grpc_frame_parse((const uint8_t *)c->in.p + c->in_off, c->in.len - c->in_off,
+                                     CORRAL__GRPC_MAX_MSG, &m, &ml, &used);
         if (r < 0) {
             c->too_big = true;
             return;
@@ -743,8 +740,8 @@ static int cli_close(nghttp2_session *ses, int32_t id, uint32_t code, void *ud)
         return 0;
     c->closed = true;
     if (code != NGHTTP2_NO_ERROR && c->status < 0) {
-        c->status = code == NGHTTP2_REFUSED_STREAM ? CORRAL__GRPC_UNAVAILABLE
-                                                   : CORRAL__GRPC_CANCELLED;
+        c->status =
+            code == NGHTTP2_REFUSED_STREAM ? CORRAL__GRPC_UNAVAILABLE : CORRAL__GRPC_CANCELLED;
         snprintf(c->why, sizeof c->why, "stream reset by the server (HTTP/2 error %u)", code);
     }
     return 0;
@@ -794,8 +791,8 @@ corral__grpc_client_t *corral__grpc_connect(const char *path, char *err, size_t 
     if (nghttp2_session_client_new(&c->ses, cb, c) != 0)
         abort();
     nghttp2_session_callbacks_del(cb);
-    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
-                                    CORRAL__GRPC_MAX_HEADERS}};
+    nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, CORRAL__GRPC_MAX_HEADERS}};
     nghttp2_submit_settings(c->ses, NGHTTP2_FLAG_NONE, iv, 1);
     return c;
 }
@@ -834,9 +831,9 @@ static int cli_run(corral__grpc_client_t *c, const char *path, const void *req, 
     c->why[0] = 0;
     c->closed = c->too_big = c->stopped_by_cb = false;
     corral__grpc_frame_put(&c->req, req, len);
-    nghttp2_nv hd[] = {NV(":method", "POST"),      NV(":scheme", "http"),
-                       NV(":path", path),          NV(":authority", "localhost"),
-                       NV("te", "trailers"),       NV("content-type", "application/grpc"),
+    nghttp2_nv hd[] = {NV(":method", "POST"),     NV(":scheme", "http"),
+                       NV(":path", path),         NV(":authority", "localhost"),
+                       NV("te", "trailers"),      NV("content-type", "application/grpc"),
                        NV("user-agent", "corral")};
     nghttp2_data_provider prd = {.source.ptr = c, .read_callback = cli_read};
     c->sid = nghttp2_submit_request(c->ses, NULL, hd, CORRAL_ARRAY_LEN(hd), &prd, NULL);
@@ -905,8 +902,8 @@ int corral__grpc_call(corral__grpc_client_t *c, const char *path, const void *re
         return st;
     const uint8_t *m;
     size_t ml, used;
-    if (corral__grpc_frame_parse((const uint8_t *)c->in.p, c->in.len, CORRAL__GRPC_MAX_MSG, &m,
-                                 &ml, &used) != 1 ||
+    if (corral__grpc_frame_parse((const uint8_t *)c->in.p, c->in.len, CORRAL__GRPC_MAX_MSG, &m, &ml,
+                                 &used) != 1 ||
         used != c->in.len) {
         set_err(why, whylen, "%s: %s", path, "the response is not one whole message");
         return CORRAL__GRPC_INTERNAL;

@@ -56,8 +56,8 @@ void corral__grpc_frame_put(corral_buf_t *out, const void *msg, size_t len);
 /* A request: path ("/v1beta1.DevicePlugin/Allocate") and its one message.
  * Fills resp with the response message; returns a gRPC status (message in
  * why) or CORRAL__GRPC_KEEP_OPEN. Runs on the server's thread. */
-typedef int (*corral__grpc_handler_fn)(void *ctx, const char *path, const uint8_t *req,
-                                       size_t len, corral_buf_t *resp, char *why, size_t whylen);
+typedef int (*corral__grpc_handler_fn)(void *ctx, const char *path, const uint8_t *req, size_t len,
+                                       corral_buf_t *resp, char *why, size_t whylen);
 
 typedef struct corral__grpc_server corral__grpc_server_t;
 

@@ -134,16 +134,16 @@ static void *plugin_main(void *arg)
         int st = corral__grpc_call(c, "/v1beta1.DevicePlugin/GetDevicePluginOptions", req.p,
                                    req.len, &resp, 5000, why, sizeof why);
         if (st == 0) {
-            V1beta1__DevicePluginOptions *o = v1beta1__device_plugin_options__unpack(
-                NULL, resp.len, (const uint8_t *)resp.p);
+            V1beta1__DevicePluginOptions *o =
+                v1beta1__device_plugin_options__unpack(NULL, resp.len, (const uint8_t *)resp.p);
             if (o) {
                 pthread_mutex_lock(&p->k->mu);
                 p->prefer = o->get_preferred_allocation_available;
                 pthread_mutex_unlock(&p->k->mu);
                 v1beta1__device_plugin_options__free_unpacked(o, NULL);
             }
-            st = corral__grpc_stream(c, "/v1beta1.DevicePlugin/ListAndWatch", req.p, req.len,
-                                     on_devices, p, &p->stop, why, sizeof why);
+            corral__grpc_stream(c, "/v1beta1.DevicePlugin/ListAndWatch", req.p, req.len, on_devices,
+                                p, &p->stop, why, sizeof why);
         }
         if (!p->stop)
             fprintf(stderr, "corral standin-kubelet: %s: ListAndWatch ended: %s\n", p->resource,
@@ -210,8 +210,7 @@ static int h_register(corral__skl_t *k, const uint8_t *req, size_t len, corral_b
         p->stop = 0;
         pthread_mutex_unlock(&k->mu);
         p->running = pthread_create(&p->thr, NULL, plugin_main, p) == 0;
-        fprintf(stderr, "corral standin-kubelet: registered %s at %s\n", p->resource,
-                p->endpoint);
+        fprintf(stderr, "corral standin-kubelet: registered %s at %s\n", p->resource, p->endpoint);
         V1beta1__Empty e = V1BETA1__EMPTY__INIT;
         pack(&e.base, resp);
     }
@@ -219,8 +218,8 @@ static int h_register(corral__skl_t *k, const uint8_t *req, size_t len, corral_b
     return st;
 }
 
-static int handler(void *ctx, const char *path, const uint8_t *req, size_t len,
-                   corral_buf_t *resp, char *why, size_t whylen)
+static int handler(void *ctx, const char *path, const uint8_t *req, size_t len, corral_buf_t *resp,
+                   char *why, size_t whylen)
 {
     if (strcmp(path, "/v1beta1.Registration/Register") == 0)
         return h_register(ctx, req, len, resp, why, whylen);
@@ -334,10 +333,10 @@ static void preferred(plugin_t *p, char (*avail)[96], int navail, int n, char (*
     corral_buf_init(&req);
     corral_buf_init(&resp);
     pack(&q.base, &req);
-    if (corral__grpc_call(c, "/v1beta1.DevicePlugin/GetPreferredAllocation", req.p, req.len,
-                          &resp, 5000, why, sizeof why) == 0) {
-        V1beta1__PreferredAllocationResponse *r = v1beta1__preferred_allocation_response__unpack(
-            NULL, resp.len, (const uint8_t *)resp.p);
+    if (corral__grpc_call(c, "/v1beta1.DevicePlugin/GetPreferredAllocation", req.p, req.len, &resp,
+                          5000, why, sizeof why) == 0) {
+        V1beta1__PreferredAllocationResponse *r =
+            v1beta1__preferred_allocation_response__unpack(NULL, resp.len, (const uint8_t *)resp.p);
         /* Kubelet takes the preference when it is n of the available devices. */
         bool ok = r && r->n_container_responses == 1 &&
                   r->container_responses[0]->n_deviceids == (size_t)n;
@@ -541,7 +540,8 @@ static int wants(const corral_val_t *pod, char *res, size_t reslen, int *want, i
         for (size_t j = 0; m && m->kind == CORRAL_VAL_MAP && j < m->n; j++) {
             const char *key = m->pairs[j].key->s;
             const corral_val_t *q = m->pairs[j].val;
-            if (!strchr(key, '/') || strstr(key, "kubernetes.io/") || (res[0] && strcmp(key, res)))
+            if (!strchr(key, '/') || strstr(key, "kubernetes.io/") ||
+                (res[0] && strcmp(key, res) != 0))
                 continue;
             long v = q && q->s ? strtol(q->s, NULL, 10) : 0;
             if (v <= 0 || v > MAX_DEVS)
@@ -650,7 +650,8 @@ static int list_pods(watcher_t *w)
     corral_arena_init(&a);
     corral_val_t *list = NULL;
     corral_json_err_t jerr;
-    if (rc == 0 && r.code == 200 && corral_json_parse(&a, r.body.p, r.body.len, &list, &jerr) == 0) {
+    if (rc == 0 && r.code == 200 &&
+        corral_json_parse(&a, r.body.p, r.body.len, &list, &jerr) == 0) {
         const corral_val_t *items = corral_val_get(list, "items");
         char seen[MAX_PODS][256];
         int nseen = 0;
@@ -689,7 +690,9 @@ static void *watch_main(void *arg)
         }
         char path[600];
         snprintf(path, sizeof path,
-                 "/api/v1/pods?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s&resourceVersion=%s",
+                 "/api/v1/"
+                 "pods?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s&"
+                 "resourceVersion=%s",
                  w->node, w->rv);
         corral_client_resp_t r;
         corral_client_resp_init(&r);
@@ -722,11 +725,21 @@ int corral_agent_standin_kubelet(int argc, char **argv)
     optind = 1;
     for (int ch; (ch = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
         switch (ch) {
-        case 'd': dir = optarg; break;
-        case 's': server = optarg; break;
-        case 'n': node = optarg; break;
-        case 'h': usage(); return 0;
-        default: usage(); return 2;
+        case 'd':
+            dir = optarg;
+            break;
+        case 's':
+            server = optarg;
+            break;
+        case 'n':
+            node = optarg;
+            break;
+        case 'h':
+            usage();
+            return 0;
+        default:
+            usage();
+            return 2;
         }
     }
     if (!dir || optind < argc || (server && !node)) {
