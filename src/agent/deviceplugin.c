@@ -74,19 +74,6 @@ static const corral__dp_device_t *find_dev(const corral__dp_t *dp, const char *i
 
 /* --- messages ---------------------------------------------------------------------------- */
 
-static void pack(const ProtobufCMessage *m, corral_buf_t *out)
-{
-    size_t n = protobuf_c_message_get_packed_size(m);
-    corral_buf_reset(out);
-    corral_buf_append(out, "", 0);
-    if (n) {
-        uint8_t *p = corral_malloc(n);
-        protobuf_c_message_pack(m, p);
-        corral_buf_append(out, p, n);
-        corral_free(p);
-    }
-}
-
 /* The ListAndWatch message for the current devices (under mu). */
 static void devices_msg(const corral__dp_t *dp, corral_buf_t *out)
 {
@@ -113,7 +100,7 @@ static void devices_msg(const corral__dp_t *dp, corral_buf_t *out)
     V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
     r.n_devices = dp->n;
     r.devices = dp_;
-    pack(&r.base, out);
+    corral__grpc_pack(&r.base, out);
 }
 
 /* --- GetPreferredAllocation and Allocate --------------------------------------------------- */
@@ -225,7 +212,7 @@ static int h_prefer(corral__dp_t *dp, const uint8_t *req, size_t len, corral_buf
         V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
         r.n_container_responses = nc;
         r.container_responses = crp;
-        pack(&r.base, resp);
+        corral__grpc_pack(&r.base, resp);
     }
     corral_free(ids);
     corral_free(idp);
@@ -343,7 +330,7 @@ static int h_allocate(corral__dp_t *dp, const uint8_t *req, size_t len, corral_b
         V1beta1__AllocateResponse r = V1BETA1__ALLOCATE_RESPONSE__INIT;
         r.n_container_responses = nc;
         r.container_responses = crp;
-        pack(&r.base, resp);
+        corral__grpc_pack(&r.base, resp);
     }
     corral_arena_fini(&a);
     v1beta1__allocate_request__free_unpacked(q, NULL);
@@ -358,7 +345,7 @@ int corral__dp_handle(void *ctx, const char *path, const uint8_t *req, size_t le
         V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
         o.pre_start_required = false;
         o.get_preferred_allocation_available = true;
-        pack(&o.base, resp);
+        corral__grpc_pack(&o.base, resp);
         return 0;
     }
     if (strcmp(path, P_LAW) == 0) {
@@ -373,7 +360,7 @@ int corral__dp_handle(void *ctx, const char *path, const uint8_t *req, size_t le
         return h_allocate(dp, req, len, resp, why, whylen);
     if (strcmp(path, P_PRESTART) == 0) {
         V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
-        pack(&r.base, resp);
+        corral__grpc_pack(&r.base, resp);
         return 0;
     }
     snprintf(why, whylen, "unknown method %.100s", path);
@@ -479,7 +466,7 @@ static int do_register(corral__dp_t *dp, char *why, size_t whylen)
     corral_buf_t req, resp;
     corral_buf_init(&req);
     corral_buf_init(&resp);
-    pack(&q.base, &req);
+    corral__grpc_pack(&q.base, &req);
     int st = corral__grpc_call(c, P_REGISTER, req.p, req.len, &resp, 5000, why, whylen);
     corral_buf_fini(&req);
     corral_buf_fini(&resp);
@@ -564,6 +551,24 @@ static void *mgr_main(void *arg)
 
 /* --- start and stop ---------------------------------------------------------------------- */
 
+/* Everything but the manager thread (stopped, or never started). */
+static void dp_free(corral__dp_t *dp)
+{
+    corral__grpc_server_stop(dp->srv);
+    if (dp->ino_fd >= 0)
+        close(dp->ino_fd);
+    if (dp->wake[0] >= 0) {
+        close(dp->wake[0]);
+        close(dp->wake[1]);
+    }
+    pthread_mutex_destroy(&dp->mu);
+    corral_free(dp->plugin_dir);
+    corral_free(dp->resource);
+    corral_free(dp->endpoint);
+    corral_free(dp->cdi_dir);
+    corral_free(dp);
+}
+
 static char *dup_or(const char *s, const char *def)
 {
     return corral_strdup(s && *s ? s : def);
@@ -616,19 +621,7 @@ corral__dp_t *corral__dp_start(const corral__dp_config_t *cfg, const corral__dp_
     }
     return dp;
 fail:
-    corral__grpc_server_stop(dp->srv);
-    if (dp->ino_fd >= 0)
-        close(dp->ino_fd);
-    if (dp->wake[0] >= 0) {
-        close(dp->wake[0]);
-        close(dp->wake[1]);
-    }
-    pthread_mutex_destroy(&dp->mu);
-    corral_free(dp->plugin_dir);
-    corral_free(dp->resource);
-    corral_free(dp->endpoint);
-    corral_free(dp->cdi_dir);
-    corral_free(dp);
+    dp_free(dp);
     return NULL;
 }
 
@@ -670,15 +663,5 @@ void corral__dp_stop(corral__dp_t *dp)
     ssize_t w = write(dp->wake[1], "s", 1);
     (void)w;
     pthread_join(dp->mgr, NULL);
-    corral__grpc_server_stop(dp->srv);
-    if (dp->ino_fd >= 0)
-        close(dp->ino_fd);
-    close(dp->wake[0]);
-    close(dp->wake[1]);
-    pthread_mutex_destroy(&dp->mu);
-    corral_free(dp->plugin_dir);
-    corral_free(dp->resource);
-    corral_free(dp->endpoint);
-    corral_free(dp->cdi_dir);
-    corral_free(dp);
+    dp_free(dp);
 }

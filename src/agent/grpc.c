@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
+#include <protobuf-c/protobuf-c.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +42,28 @@ int corral__grpc_frame_parse(const uint8_t *p, size_t len, size_t max, const uin
     *msglen = n;
     *used = 5 + (size_t)n;
     return 1;
+}
+
+void corral__grpc_pack(const struct ProtobufCMessage *m, corral_buf_t *out)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    corral_buf_reset(out);
+    corral_buf_append(out, "", 0);
+    uint8_t *p = corral_malloc(n + 1);
+    protobuf_c_message_pack(m, p);
+    corral_buf_append(out, p, n);
+    corral_free(p);
+}
+
+/* Copy what is left of b from *off into buf (at most len bytes). */
+static size_t copy_out(uint8_t *buf, size_t len, const corral_buf_t *b, size_t *off)
+{
+    size_t left = b->len - *off;
+    size_t n = left < len ? left : len;
+    if (n)
+        memcpy(buf, b->p + *off, n);
+    *off += n;
+    return n;
 }
 
 void corral__grpc_frame_put(corral_buf_t *out, const void *msg, size_t len)
@@ -212,11 +235,7 @@ static ssize_t srv_read(nghttp2_session *ses, int32_t id, uint8_t *buf, size_t l
 {
     (void)ud;
     stream_t *s = src->ptr;
-    size_t left = s->out.len - s->out_off;
-    size_t n = left < length ? left : length;
-    if (n)
-        memcpy(buf, s->out.p + s->out_off, n);
-    s->out_off += n;
+    size_t n = copy_out(buf, length, &s->out, &s->out_off);
     if (s->out_off == s->out.len) {
         corral_buf_reset(&s->out);
         s->out_off = 0;
@@ -754,11 +773,7 @@ static ssize_t cli_read(nghttp2_session *ses, int32_t id, uint8_t *buf, size_t l
     (void)id;
     (void)ud;
     corral__grpc_client_t *c = src->ptr;
-    size_t left = c->req.len - c->req_off;
-    size_t n = left < length ? left : length;
-    if (n)
-        memcpy(buf, c->req.p + c->req_off, n);
-    c->req_off += n;
+    size_t n = copy_out(buf, length, &c->req, &c->req_off);
     if (c->req_off == c->req.len)
         *dflags |= NGHTTP2_DATA_FLAG_EOF;
     return (ssize_t)n;

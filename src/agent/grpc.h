@@ -50,6 +50,9 @@ enum {
  * CORRAL_ETOOBIG over max, CORRAL_EUNSUPPORTED for a compressed message. */
 int corral__grpc_frame_parse(const uint8_t *p, size_t len, size_t max, const uint8_t **msg,
                              size_t *msglen, size_t *used);
+struct ProtobufCMessage;
+/* A protobuf-c message packed into out (replacing what it held). */
+void corral__grpc_pack(const struct ProtobufCMessage *m, corral_buf_t *out);
 /* Append msg with its 5-byte prefix to out. */
 void corral__grpc_frame_put(corral_buf_t *out, const void *msg, size_t len);
 
