@@ -107,7 +107,7 @@ typedef struct stream {
 } stream_t;
 
 typedef struct conn {
-    int fd;
+    int fd; /* first: see fd_send */
     nghttp2_session *ses;
     stream_t *streams;
     int nstreams;
@@ -154,14 +154,16 @@ static void stream_free(stream_t *s)
     corral_free(s);
 }
 
-static ssize_t srv_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags, void *ud)
+/* nghttp2's send callback for both sides: ud is a conn_t or a client,
+ * each starting with its socket (-1: the fuzz entry, which drops output). */
+static ssize_t fd_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags, void *ud)
 {
     (void)ses;
     (void)flags;
-    conn_t *c = ud;
-    if (c->fd < 0)
-        return (ssize_t)len; /* the fuzz entry: drop */
-    ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    int fd = *(const int *)ud;
+    if (fd < 0)
+        return (ssize_t)len;
+    ssize_t n = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return NGHTTP2_ERR_WOULDBLOCK;
     if (n < 0)
@@ -350,7 +352,7 @@ static nghttp2_session *session_new(bool server, void *ud)
     if (nghttp2_session_callbacks_new(&cb) != 0)
         abort();
     if (server) {
-        nghttp2_session_callbacks_set_send_callback(cb, srv_send);
+        nghttp2_session_callbacks_set_send_callback(cb, fd_send);
         nghttp2_session_callbacks_set_on_begin_headers_callback(cb, srv_begin_headers);
         nghttp2_session_callbacks_set_on_header_callback(cb, srv_header);
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, srv_data);
@@ -653,7 +655,7 @@ void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_
 /* --- client ------------------------------------------------------------------------------ */
 
 struct corral__grpc_client {
-    int fd;
+    int fd; /* first: see fd_send */
     nghttp2_session *ses;
     /* the call in flight */
     int32_t sid;
@@ -670,19 +672,6 @@ struct corral__grpc_client {
     void *ctx;
     bool stopped_by_cb;
 };
-
-static ssize_t cli_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags, void *ud)
-{
-    (void)ses;
-    (void)flags;
-    corral__grpc_client_t *c = ud;
-    ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return NGHTTP2_ERR_WOULDBLOCK;
-    if (n < 0)
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    return n;
-}
 
 static int cli_header(nghttp2_session *ses, const nghttp2_frame *f, const uint8_t *name,
                       size_t nlen, const uint8_t *val, size_t vlen, uint8_t flags, void *ud)
@@ -799,7 +788,7 @@ corral__grpc_client_t *corral__grpc_connect(const char *path, char *err, size_t 
     nghttp2_session_callbacks *cb;
     if (nghttp2_session_callbacks_new(&cb) != 0)
         abort();
-    nghttp2_session_callbacks_set_send_callback(cb, cli_send);
+    nghttp2_session_callbacks_set_send_callback(cb, fd_send);
     nghttp2_session_callbacks_set_on_header_callback(cb, cli_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, cli_data);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, cli_close);
