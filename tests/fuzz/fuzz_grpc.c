@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/deviceplugin.h"
 #include "agent/grpc.h"
@@ -35,9 +36,17 @@ static void quiet(void *ctx, const char *msg)
     (void)msg;
 }
 
+static char dir[] = "/tmp/corral-fuzz-grpc-XXXXXX";
+
+/* At exit: the plugin's socket and the directory go (replays leave none). */
+static void done(void)
+{
+    corral__dp_stop(dp);
+    rmdir(dir);
+}
+
 static void init(void)
 {
-    static char dir[] = "/tmp/corral-fuzz-grpc-XXXXXX";
     static corral__dp_device_t devs[3] = {
         {"GPU-a", 0, true, 0}, {"GPU-b", 1, true, -1}, {"GPU-c", 2, false, 1}};
     if (!mkdtemp(dir))
@@ -47,6 +56,7 @@ static void init(void)
     dp = corral__dp_start(&cfg, devs, 3, err, sizeof err);
     if (!dp)
         abort();
+    atexit(done);
 }
 
 static const char *const paths[] = {
