@@ -74,19 +74,6 @@ static const corral__dp_device_t *find_dev(const corral__dp_t *dp, const char *i
 
 /* --- messages ---------------------------------------------------------------------------- */
 
-static void pack(const ProtobufCMessage *m, corral_buf_t *out)
-{
-    size_t n = protobuf_c_message_get_packed_size(m);
-    corral_buf_reset(out);
-    corral_buf_append(out, "", 0);
-    if (n) {
-        uint8_t *p = corral_malloc(n);
-        protobuf_c_message_pack(m, p);
-        corral_buf_append(out, p, n);
-        corral_free(p);
-    }
-}
-
 /* The ListAndWatch message for the current devices (under mu). */
 static void devices_msg(const corral__dp_t *dp, corral_buf_t *out)
 {
@@ -113,7 +100,7 @@ static void devices_msg(const corral__dp_t *dp, corral_buf_t *out)
     V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
     r.n_devices = dp->n;
     r.devices = dp_;
-    pack(&r.base, out);
+    corral__grpc_pack(&r.base, out);
 }
 
 /* --- GetPreferredAllocation and Allocate --------------------------------------------------- */
@@ -160,13 +147,13 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
     size_t want = q->allocation_size > 0 ? (size_t)q->allocation_size : 0;
     if (q->n_available_deviceids > CORRAL__DP_MAX_DEVS || want > q->n_available_deviceids ||
         q->n_must_include_deviceids > want) {
-        snprintf(why, whylen, "GetPreferredAllocation: size %zu of %zu available devices",
-                 want, q->n_available_deviceids);
+        snprintf(why, whylen, "GetPreferredAllocation: size %zu of %zu available devices", want,
+                 q->n_available_deviceids);
         return CORRAL__GRPC_INVALID_ARGUMENT;
     }
     char pod[256];
-    int r = ask(dp, q->available_deviceids, q->n_available_deviceids, want, true, ids, pod,
-                sizeof pod);
+    int r =
+        ask(dp, q->available_deviceids, q->n_available_deviceids, want, true, ids, pod, sizeof pod);
     bool ok = r == 0;
     for (size_t i = 0; ok && i < q->n_must_include_deviceids; i++) {
         bool found = false;
@@ -183,7 +170,9 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
             if (!in_list(q->must_include_deviceids, q->n_must_include_deviceids,
                          q->available_deviceids[i]))
                 snprintf(ids[k++], 96, "%s", q->available_deviceids[i]);
-        dp_log(dp, "GetPreferredAllocation: no bound pod waits for %zu GPUs among the %zu offered (%s); no preference",
+        dp_log(dp,
+               "GetPreferredAllocation: no bound pod waits for %zu GPUs among the %zu offered "
+               "(%s); no preference",
                want, q->n_available_deviceids, corral_strerror(r));
     }
     for (size_t i = 0; i < want; i++)
@@ -193,8 +182,8 @@ static int prefer_one(corral__dp_t *dp, const V1beta1__ContainerPreferredAllocat
     return 0;
 }
 
-static int h_prefer(corral__dp_t *dp, const uint8_t *req, size_t len, corral_buf_t *resp,
-                    char *why, size_t whylen)
+static int h_prefer(corral__dp_t *dp, const uint8_t *req, size_t len, corral_buf_t *resp, char *why,
+                    size_t whylen)
 {
     V1beta1__PreferredAllocationRequest *q =
         v1beta1__preferred_allocation_request__unpack(NULL, len, req);
@@ -223,7 +212,7 @@ static int h_prefer(corral__dp_t *dp, const uint8_t *req, size_t len, corral_buf
         V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
         r.n_container_responses = nc;
         r.container_responses = crp;
-        pack(&r.base, resp);
+        corral__grpc_pack(&r.base, resp);
     }
     corral_free(ids);
     corral_free(idp);
@@ -252,7 +241,9 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
         for (size_t i = 0; i < n; i++)
             snprintf(ids[i], 96, "%s", q->devices_ids[i]);
         if (n)
-            dp_log(dp, "Allocate: no bound pod waits for %zu GPUs (%s); the container gets kubelet's choice %s",
+            dp_log(dp,
+                   "Allocate: no bound pod waits for %zu GPUs (%s); the container gets kubelet's "
+                   "choice %s",
                    n, corral_strerror(r), corral_buf_str(&kub));
     } else {
         dp_log(dp, "Allocate: pod %s gets its corral.dev/gpu-ids (kubelet chose %s)", pod,
@@ -264,7 +255,7 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
     corral_buf_init(&ix);
     corral_buf_append(&uu, "", 0);
     corral_buf_append(&ix, "", 0);
-    out->cdi_devices = corral_arena_alloc(a, (n + 1) * sizeof *out->cdi_devices);
+    out->cdi_devices = corral_arena_alloc(a, (n + 1) * sizeof(V1beta1__CDIDevice *));
     int st = 0;
     pthread_mutex_lock(&dp->mu);
     for (size_t i = 0; i < n && st == 0; i++) {
@@ -294,7 +285,7 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
         return st;
     V1beta1__ContainerAllocateResponse__EnvsEntry *ev = corral_arena_alloc(a, 2 * sizeof *ev);
     V1beta1__ContainerAllocateResponse__AnnotationsEntry *an = corral_arena_alloc(a, sizeof *an);
-    out->envs = corral_arena_alloc(a, 2 * sizeof *out->envs);
+    out->envs = corral_arena_alloc(a, 2 * sizeof(V1beta1__ContainerAllocateResponse__EnvsEntry *));
     for (int i = 0; i < 2; i++) {
         v1beta1__container_allocate_response__envs_entry__init(&ev[i]);
         ev[i].key = (char *)keys[i];
@@ -305,7 +296,8 @@ static int allocate_one(corral__dp_t *dp, const V1beta1__ContainerAllocateReques
     v1beta1__container_allocate_response__annotations_entry__init(an);
     an->key = (char *)keys[2];
     an->value = (char *)vals[2];
-    out->annotations = corral_arena_alloc(a, sizeof *out->annotations);
+    out->annotations =
+        corral_arena_alloc(a, sizeof(V1beta1__ContainerAllocateResponse__AnnotationsEntry *));
     out->annotations[0] = an;
     out->n_annotations = 1;
     return 0;
@@ -338,7 +330,7 @@ static int h_allocate(corral__dp_t *dp, const uint8_t *req, size_t len, corral_b
         V1beta1__AllocateResponse r = V1BETA1__ALLOCATE_RESPONSE__INIT;
         r.n_container_responses = nc;
         r.container_responses = crp;
-        pack(&r.base, resp);
+        corral__grpc_pack(&r.base, resp);
     }
     corral_arena_fini(&a);
     v1beta1__allocate_request__free_unpacked(q, NULL);
@@ -353,7 +345,7 @@ int corral__dp_handle(void *ctx, const char *path, const uint8_t *req, size_t le
         V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
         o.pre_start_required = false;
         o.get_preferred_allocation_available = true;
-        pack(&o.base, resp);
+        corral__grpc_pack(&o.base, resp);
         return 0;
     }
     if (strcmp(path, P_LAW) == 0) {
@@ -368,7 +360,7 @@ int corral__dp_handle(void *ctx, const char *path, const uint8_t *req, size_t le
         return h_allocate(dp, req, len, resp, why, whylen);
     if (strcmp(path, P_PRESTART) == 0) {
         V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
-        pack(&r.base, resp);
+        corral__grpc_pack(&r.base, resp);
         return 0;
     }
     snprintf(why, whylen, "unknown method %.100s", path);
@@ -474,7 +466,7 @@ static int do_register(corral__dp_t *dp, char *why, size_t whylen)
     corral_buf_t req, resp;
     corral_buf_init(&req);
     corral_buf_init(&resp);
-    pack(&q.base, &req);
+    corral__grpc_pack(&q.base, &req);
     int st = corral__grpc_call(c, P_REGISTER, req.p, req.len, &resp, 5000, why, whylen);
     corral_buf_fini(&req);
     corral_buf_fini(&resp);
@@ -506,7 +498,8 @@ static bool ensure_server(corral__dp_t *dp, bool *need_register)
         dp_log(dp, "%s was removed (kubelet restarted?): serving it again", dp->sock);
     corral__grpc_server_stop(old);
     char err[256];
-    corral__grpc_server_t *s = corral__grpc_server_start(dp->sock, grpc_handler, dp, err, sizeof err);
+    corral__grpc_server_t *s =
+        corral__grpc_server_start(dp->sock, grpc_handler, dp, err, sizeof err);
     if (!s) {
         dp_log(dp, "%s", err);
         return false;
@@ -558,6 +551,24 @@ static void *mgr_main(void *arg)
 
 /* --- start and stop ---------------------------------------------------------------------- */
 
+/* Everything but the manager thread (stopped, or never started). */
+static void dp_free(corral__dp_t *dp)
+{
+    corral__grpc_server_stop(dp->srv);
+    if (dp->ino_fd >= 0)
+        close(dp->ino_fd);
+    if (dp->wake[0] >= 0) {
+        close(dp->wake[0]);
+        close(dp->wake[1]);
+    }
+    pthread_mutex_destroy(&dp->mu);
+    corral_free(dp->plugin_dir);
+    corral_free(dp->resource);
+    corral_free(dp->endpoint);
+    corral_free(dp->cdi_dir);
+    corral_free(dp);
+}
+
 static char *dup_or(const char *s, const char *def)
 {
     return corral_strdup(s && *s ? s : def);
@@ -587,8 +598,8 @@ corral__dp_t *corral__dp_start(const corral__dp_config_t *cfg, const corral__dp_
     snprintf(dp->kubelet, sizeof dp->kubelet, "%s/kubelet.sock", dp->plugin_dir);
     pthread_mutex_init(&dp->mu, NULL);
     if (strchr(dp->endpoint, '/')) {
-        snprintf(err, errlen, "device plugin: endpoint %s must be a file name in %s",
-                 dp->endpoint, dp->plugin_dir);
+        snprintf(err, errlen, "device plugin: endpoint %s must be a file name in %s", dp->endpoint,
+                 dp->plugin_dir);
         goto fail;
     }
     if (dp->cdi_dir && write_cdi(dp, err, errlen) != 0)
@@ -610,19 +621,7 @@ corral__dp_t *corral__dp_start(const corral__dp_config_t *cfg, const corral__dp_
     }
     return dp;
 fail:
-    corral__grpc_server_stop(dp->srv);
-    if (dp->ino_fd >= 0)
-        close(dp->ino_fd);
-    if (dp->wake[0] >= 0) {
-        close(dp->wake[0]);
-        close(dp->wake[1]);
-    }
-    pthread_mutex_destroy(&dp->mu);
-    corral_free(dp->plugin_dir);
-    corral_free(dp->resource);
-    corral_free(dp->endpoint);
-    corral_free(dp->cdi_dir);
-    corral_free(dp);
+    dp_free(dp);
     return NULL;
 }
 
@@ -664,15 +663,5 @@ void corral__dp_stop(corral__dp_t *dp)
     ssize_t w = write(dp->wake[1], "s", 1);
     (void)w;
     pthread_join(dp->mgr, NULL);
-    corral__grpc_server_stop(dp->srv);
-    if (dp->ino_fd >= 0)
-        close(dp->ino_fd);
-    close(dp->wake[0]);
-    close(dp->wake[1]);
-    pthread_mutex_destroy(&dp->mu);
-    corral_free(dp->plugin_dir);
-    corral_free(dp->resource);
-    corral_free(dp->endpoint);
-    corral_free(dp->cdi_dir);
-    corral_free(dp);
+    dp_free(dp);
 }

@@ -19,8 +19,8 @@
 
 typedef struct corral__dp corral__dp_t;
 typedef struct corral__dp_device {
-    char id[96];   /* the GPU's UUID: the device ID kubelet sees */
-    int index;     /* NVML index: what corral.dev/gpu-ids names */
+    char id[96]; /* the GPU's UUID: the device ID kubelet sees */
+    int index;   /* NVML index: what corral.dev/gpu-ids names */
     bool healthy;
     int numa_node; /* -1 unknown */
 } corral__dp_device_t;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
+#include <protobuf-c/protobuf-c.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +44,28 @@ int corral__grpc_frame_parse(const uint8_t *p, size_t len, size_t max, const uin
     return 1;
 }
 
+void corral__grpc_pack(const struct ProtobufCMessage *m, corral_buf_t *out)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    corral_buf_reset(out);
+    corral_buf_append(out, "", 0);
+    uint8_t *p = corral_malloc(n + 1);
+    protobuf_c_message_pack(m, p);
+    corral_buf_append(out, p, n);
+    corral_free(p);
+}
+
+/* Copy what is left of b from *off into buf (at most len bytes). */
+static size_t copy_out(uint8_t *buf, size_t len, const corral_buf_t *b, size_t *off)
+{
+    size_t left = b->len - *off;
+    size_t n = left < len ? left : len;
+    if (n)
+        memcpy(buf, b->p + *off, n);
+    *off += n;
+    return n;
+}
+
 void corral__grpc_frame_put(corral_buf_t *out, const void *msg, size_t len)
 {
     uint8_t h[5] = {0, (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
@@ -63,8 +86,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-#define NV(n, v)                                                                                 \
-    {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NO_COPY_NAME}
+#define NV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NO_COPY_NAME     \
+    }
 
 /* --- server ------------------------------------------------------------------------------ */
 
@@ -82,7 +107,7 @@ typedef struct stream {
 } stream_t;
 
 typedef struct conn {
-    int fd;
+    int fd; /* first: see fd_send */
     nghttp2_session *ses;
     stream_t *streams;
     int nstreams;
@@ -129,15 +154,16 @@ static void stream_free(stream_t *s)
     corral_free(s);
 }
 
-static ssize_t srv_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags,
-                        void *ud)
+/* nghttp2's send callback for both sides: ud is a conn_t or a client,
+ * each starting with its socket (-1: the fuzz entry, which drops output). */
+static ssize_t fd_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags, void *ud)
 {
     (void)ses;
     (void)flags;
-    conn_t *c = ud;
-    if (c->fd < 0)
-        return (ssize_t)len; /* the fuzz entry: drop */
-    ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    int fd = *(const int *)ud;
+    if (fd < 0)
+        return (ssize_t)len;
+    ssize_t n = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return NGHTTP2_ERR_WOULDBLOCK;
     if (n < 0)
@@ -211,11 +237,7 @@ static ssize_t srv_read(nghttp2_session *ses, int32_t id, uint8_t *buf, size_t l
 {
     (void)ud;
     stream_t *s = src->ptr;
-    size_t left = s->out.len - s->out_off;
-    size_t n = left < length ? left : length;
-    if (n)
-        memcpy(buf, s->out.p + s->out_off, n);
-    s->out_off += n;
+    size_t n = copy_out(buf, length, &s->out, &s->out_off);
     if (s->out_off == s->out.len) {
         corral_buf_reset(&s->out);
         s->out_off = 0;
@@ -257,8 +279,7 @@ static void srv_dispatch(conn_t *c, stream_t *s)
             snprintf(s->why, sizeof s->why, "compressed messages are not supported");
         } else if (r == CORRAL_ETOOBIG) {
             st = CORRAL__GRPC_RESOURCE_EXHAUSTED;
-            snprintf(s->why, sizeof s->why, "request message over %zu bytes",
-                     CORRAL__GRPC_MAX_MSG);
+            snprintf(s->why, sizeof s->why, "request message over %zu bytes", CORRAL__GRPC_MAX_MSG);
         } else if (r != 1 || used != s->in.len) {
             st = CORRAL__GRPC_INVALID_ARGUMENT;
             snprintf(s->why, sizeof s->why, "a unary request needs exactly one whole message");
@@ -331,7 +352,7 @@ static nghttp2_session *session_new(bool server, void *ud)
     if (nghttp2_session_callbacks_new(&cb) != 0)
         abort();
     if (server) {
-        nghttp2_session_callbacks_set_send_callback(cb, srv_send);
+        nghttp2_session_callbacks_set_send_callback(cb, fd_send);
         nghttp2_session_callbacks_set_on_begin_headers_callback(cb, srv_begin_headers);
         nghttp2_session_callbacks_set_on_header_callback(cb, srv_header);
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, srv_data);
@@ -612,8 +633,7 @@ void corral__grpc_server_stop(corral__grpc_server_t *s)
     corral_free(s);
 }
 
-void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_t *data,
-                              size_t len)
+void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_t *data, size_t len)
 {
     corral__grpc_server_t srv = {.h = h, .ctx = ctx, .lfd = -1};
     pthread_mutex_init(&srv.mu, NULL);
@@ -623,10 +643,8 @@ void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_
     c->ses = session_new(true, c);
     while (len && !c->dead) {
         size_t chunk = len < 4096 ? len : 4096;
-        if (nghttp2_session_mem_recv(c->ses, data, chunk) < 0)
-            c->dead = true;
-        else if (nghttp2_session_send(c->ses) != 0)
-            c->dead = true;
+        c->dead =
+            nghttp2_session_mem_recv(c->ses, data, chunk) < 0 || nghttp2_session_send(c->ses) != 0;
         data += chunk;
         len -= chunk;
     }
@@ -637,7 +655,7 @@ void corral__grpc_server_feed(corral__grpc_handler_fn h, void *ctx, const uint8_
 /* --- client ------------------------------------------------------------------------------ */
 
 struct corral__grpc_client {
-    int fd;
+    int fd; /* first: see fd_send */
     nghttp2_session *ses;
     /* the call in flight */
     int32_t sid;
@@ -654,20 +672,6 @@ struct corral__grpc_client {
     void *ctx;
     bool stopped_by_cb;
 };
-
-static ssize_t cli_send(nghttp2_session *ses, const uint8_t *data, size_t len, int flags,
-                        void *ud)
-{
-    (void)ses;
-    (void)flags;
-    corral__grpc_client_t *c = ud;
-    ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return NGHTTP2_ERR_WOULDBLOCK;
-    if (n < 0)
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    return n;
-}
 
 static int cli_header(nghttp2_session *ses, const nghttp2_frame *f, const uint8_t *name,
                       size_t nlen, const uint8_t *val, size_t vlen, uint8_t flags, void *ud)
@@ -700,8 +704,9 @@ static void cli_deliver(corral__grpc_client_t *c)
     while (c->on_msg && !c->stopped_by_cb) {
         const uint8_t *m;
         size_t ml, used;
-        int r = corral__grpc_frame_parse((const uint8_t *)c->in.p + c->in_off, c->in.len - c->in_off,
-                                         CORRAL__GRPC_MAX_MSG, &m, &ml, &used);
+        int r =
+            corral__grpc_frame_parse((const uint8_t *)c->in.p + c->in_off, c->in.len - c->in_off,
+                                     CORRAL__GRPC_MAX_MSG, &m, &ml, &used);
         if (r < 0) {
             c->too_big = true;
             return;
@@ -743,8 +748,8 @@ static int cli_close(nghttp2_session *ses, int32_t id, uint32_t code, void *ud)
         return 0;
     c->closed = true;
     if (code != NGHTTP2_NO_ERROR && c->status < 0) {
-        c->status = code == NGHTTP2_REFUSED_STREAM ? CORRAL__GRPC_UNAVAILABLE
-                                                   : CORRAL__GRPC_CANCELLED;
+        c->status =
+            code == NGHTTP2_REFUSED_STREAM ? CORRAL__GRPC_UNAVAILABLE : CORRAL__GRPC_CANCELLED;
         snprintf(c->why, sizeof c->why, "stream reset by the server (HTTP/2 error %u)", code);
     }
     return 0;
@@ -757,11 +762,7 @@ static ssize_t cli_read(nghttp2_session *ses, int32_t id, uint8_t *buf, size_t l
     (void)id;
     (void)ud;
     corral__grpc_client_t *c = src->ptr;
-    size_t left = c->req.len - c->req_off;
-    size_t n = left < length ? left : length;
-    if (n)
-        memcpy(buf, c->req.p + c->req_off, n);
-    c->req_off += n;
+    size_t n = copy_out(buf, length, &c->req, &c->req_off);
     if (c->req_off == c->req.len)
         *dflags |= NGHTTP2_DATA_FLAG_EOF;
     return (ssize_t)n;
@@ -787,15 +788,15 @@ corral__grpc_client_t *corral__grpc_connect(const char *path, char *err, size_t 
     nghttp2_session_callbacks *cb;
     if (nghttp2_session_callbacks_new(&cb) != 0)
         abort();
-    nghttp2_session_callbacks_set_send_callback(cb, cli_send);
+    nghttp2_session_callbacks_set_send_callback(cb, fd_send);
     nghttp2_session_callbacks_set_on_header_callback(cb, cli_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, cli_data);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, cli_close);
     if (nghttp2_session_client_new(&c->ses, cb, c) != 0)
         abort();
     nghttp2_session_callbacks_del(cb);
-    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
-                                    CORRAL__GRPC_MAX_HEADERS}};
+    nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, CORRAL__GRPC_MAX_HEADERS}};
     nghttp2_submit_settings(c->ses, NGHTTP2_FLAG_NONE, iv, 1);
     return c;
 }
@@ -834,9 +835,9 @@ static int cli_run(corral__grpc_client_t *c, const char *path, const void *req, 
     c->why[0] = 0;
     c->closed = c->too_big = c->stopped_by_cb = false;
     corral__grpc_frame_put(&c->req, req, len);
-    nghttp2_nv hd[] = {NV(":method", "POST"),      NV(":scheme", "http"),
-                       NV(":path", path),          NV(":authority", "localhost"),
-                       NV("te", "trailers"),       NV("content-type", "application/grpc"),
+    nghttp2_nv hd[] = {NV(":method", "POST"),     NV(":scheme", "http"),
+                       NV(":path", path),         NV(":authority", "localhost"),
+                       NV("te", "trailers"),      NV("content-type", "application/grpc"),
                        NV("user-agent", "corral")};
     nghttp2_data_provider prd = {.source.ptr = c, .read_callback = cli_read};
     c->sid = nghttp2_submit_request(c->ses, NULL, hd, CORRAL_ARRAY_LEN(hd), &prd, NULL);
@@ -905,8 +906,8 @@ int corral__grpc_call(corral__grpc_client_t *c, const char *path, const void *re
         return st;
     const uint8_t *m;
     size_t ml, used;
-    if (corral__grpc_frame_parse((const uint8_t *)c->in.p, c->in.len, CORRAL__GRPC_MAX_MSG, &m,
-                                 &ml, &used) != 1 ||
+    if (corral__grpc_frame_parse((const uint8_t *)c->in.p, c->in.len, CORRAL__GRPC_MAX_MSG, &m, &ml,
+                                 &used) != 1 ||
         used != c->in.len) {
         set_err(why, whylen, "%s: %s", path, "the response is not one whole message");
         return CORRAL__GRPC_INTERNAL;

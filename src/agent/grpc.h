@@ -50,14 +50,17 @@ enum {
  * CORRAL_ETOOBIG over max, CORRAL_EUNSUPPORTED for a compressed message. */
 int corral__grpc_frame_parse(const uint8_t *p, size_t len, size_t max, const uint8_t **msg,
                              size_t *msglen, size_t *used);
+struct ProtobufCMessage;
+/* A protobuf-c message packed into out (replacing what it held). */
+void corral__grpc_pack(const struct ProtobufCMessage *m, corral_buf_t *out);
 /* Append msg with its 5-byte prefix to out. */
 void corral__grpc_frame_put(corral_buf_t *out, const void *msg, size_t len);
 
 /* A request: path ("/v1beta1.DevicePlugin/Allocate") and its one message.
  * Fills resp with the response message; returns a gRPC status (message in
  * why) or CORRAL__GRPC_KEEP_OPEN. Runs on the server's thread. */
-typedef int (*corral__grpc_handler_fn)(void *ctx, const char *path, const uint8_t *req,
-                                       size_t len, corral_buf_t *resp, char *why, size_t whylen);
+typedef int (*corral__grpc_handler_fn)(void *ctx, const char *path, const uint8_t *req, size_t len,
+                                       corral_buf_t *resp, char *why, size_t whylen);
 
 typedef struct corral__grpc_server corral__grpc_server_t;
 

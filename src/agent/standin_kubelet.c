@@ -67,17 +67,6 @@ static plugin_t *find_plugin(corral__skl_t *k, const char *resource)
     return NULL;
 }
 
-static void pack(const ProtobufCMessage *m, corral_buf_t *out)
-{
-    size_t n = protobuf_c_message_get_packed_size(m);
-    corral_buf_reset(out);
-    corral_buf_append(out, "", 0);
-    uint8_t *p = corral_malloc(n + 1);
-    protobuf_c_message_pack(m, p);
-    corral_buf_append(out, p, n);
-    corral_free(p);
-}
-
 /* --- a plugin's endpoint: options and ListAndWatch ----------------------------------------- */
 
 static int on_devices(void *ctx, const uint8_t *msg, size_t len)
@@ -109,9 +98,11 @@ static int on_devices(void *ctx, const uint8_t *msg, size_t len)
     return 0;
 }
 
-static void endpoint_path(const plugin_t *p, char *out, size_t len)
+static void endpoint_path(plugin_t *p, char *out, size_t len)
 {
+    pthread_mutex_lock(&p->k->mu);
     snprintf(out, len, "%s/%s", p->k->dir, p->endpoint);
+    pthread_mutex_unlock(&p->k->mu);
 }
 
 static void *plugin_main(void *arg)
@@ -130,20 +121,20 @@ static void *plugin_main(void *arg)
         V1beta1__Empty e = V1BETA1__EMPTY__INIT;
         corral_buf_t req;
         corral_buf_init(&req);
-        pack(&e.base, &req);
+        corral__grpc_pack(&e.base, &req);
         int st = corral__grpc_call(c, "/v1beta1.DevicePlugin/GetDevicePluginOptions", req.p,
                                    req.len, &resp, 5000, why, sizeof why);
         if (st == 0) {
-            V1beta1__DevicePluginOptions *o = v1beta1__device_plugin_options__unpack(
-                NULL, resp.len, (const uint8_t *)resp.p);
+            V1beta1__DevicePluginOptions *o =
+                v1beta1__device_plugin_options__unpack(NULL, resp.len, (const uint8_t *)resp.p);
             if (o) {
                 pthread_mutex_lock(&p->k->mu);
                 p->prefer = o->get_preferred_allocation_available;
                 pthread_mutex_unlock(&p->k->mu);
                 v1beta1__device_plugin_options__free_unpacked(o, NULL);
             }
-            st = corral__grpc_stream(c, "/v1beta1.DevicePlugin/ListAndWatch", req.p, req.len,
-                                     on_devices, p, &p->stop, why, sizeof why);
+            corral__grpc_stream(c, "/v1beta1.DevicePlugin/ListAndWatch", req.p, req.len, on_devices,
+                                p, &p->stop, why, sizeof why);
         }
         if (!p->stop)
             fprintf(stderr, "corral standin-kubelet: %s: ListAndWatch ended: %s\n", p->resource,
@@ -210,17 +201,16 @@ static int h_register(corral__skl_t *k, const uint8_t *req, size_t len, corral_b
         p->stop = 0;
         pthread_mutex_unlock(&k->mu);
         p->running = pthread_create(&p->thr, NULL, plugin_main, p) == 0;
-        fprintf(stderr, "corral standin-kubelet: registered %s at %s\n", p->resource,
-                p->endpoint);
+        fprintf(stderr, "corral standin-kubelet: registered %s at %s\n", p->resource, p->endpoint);
         V1beta1__Empty e = V1BETA1__EMPTY__INIT;
-        pack(&e.base, resp);
+        corral__grpc_pack(&e.base, resp);
     }
     v1beta1__register_request__free_unpacked(r, NULL);
     return st;
 }
 
-static int handler(void *ctx, const char *path, const uint8_t *req, size_t len,
-                   corral_buf_t *resp, char *why, size_t whylen)
+static int handler(void *ctx, const char *path, const uint8_t *req, size_t len, corral_buf_t *resp,
+                   char *why, size_t whylen)
 {
     if (strcmp(path, "/v1beta1.Registration/Register") == 0)
         return h_register(ctx, req, len, resp, why, whylen);
@@ -310,14 +300,28 @@ bool corral__skl_wait(corral__skl_t *k, const char *resource, uint64_t min_regs,
 
 /* --- admission ----------------------------------------------------------------------------- */
 
+/* One unary call of the plugin on a connection of its own. */
+static int call_plugin(plugin_t *p, const char *method, const ProtobufCMessage *m,
+                       corral_buf_t *resp, char *why, size_t whylen)
+{
+    char path[4300];
+    endpoint_path(p, path, sizeof path);
+    corral__grpc_client_t *c = corral__grpc_connect(path, why, whylen);
+    if (!c)
+        return CORRAL_EIO;
+    corral_buf_t req;
+    corral_buf_init(&req);
+    corral__grpc_pack(m, &req);
+    int st = corral__grpc_call(c, method, req.p, req.len, resp, 5000, why, whylen);
+    corral_buf_fini(&req);
+    corral__grpc_close(c);
+    return st;
+}
+
 /* The plugin's preference among avail, into chosen (kept when unusable). */
 static void preferred(plugin_t *p, char (*avail)[96], int navail, int n, char (*chosen)[96])
 {
-    char path[4300], why[256];
-    endpoint_path(p, path, sizeof path);
-    corral__grpc_client_t *c = corral__grpc_connect(path, why, sizeof why);
-    if (!c)
-        return;
+    char why[256];
     char *ap[MAX_DEVS];
     for (int i = 0; i < navail; i++)
         ap[i] = avail[i];
@@ -330,14 +334,12 @@ static void preferred(plugin_t *p, char (*avail)[96], int navail, int n, char (*
     V1beta1__PreferredAllocationRequest q = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
     q.n_container_requests = 1;
     q.container_requests = &cqp;
-    corral_buf_t req, resp;
-    corral_buf_init(&req);
+    corral_buf_t resp;
     corral_buf_init(&resp);
-    pack(&q.base, &req);
-    if (corral__grpc_call(c, "/v1beta1.DevicePlugin/GetPreferredAllocation", req.p, req.len,
-                          &resp, 5000, why, sizeof why) == 0) {
-        V1beta1__PreferredAllocationResponse *r = v1beta1__preferred_allocation_response__unpack(
-            NULL, resp.len, (const uint8_t *)resp.p);
+    if (call_plugin(p, "/v1beta1.DevicePlugin/GetPreferredAllocation", &q.base, &resp, why,
+                    sizeof why) == 0) {
+        V1beta1__PreferredAllocationResponse *r =
+            v1beta1__preferred_allocation_response__unpack(NULL, resp.len, (const uint8_t *)resp.p);
         /* Kubelet takes the preference when it is n of the available devices. */
         bool ok = r && r->n_container_responses == 1 &&
                   r->container_responses[0]->n_deviceids == (size_t)n;
@@ -355,9 +357,7 @@ static void preferred(plugin_t *p, char (*avail)[96], int navail, int n, char (*
         if (r)
             v1beta1__preferred_allocation_response__free_unpacked(r, NULL);
     }
-    corral_buf_fini(&req);
     corral_buf_fini(&resp);
-    corral__grpc_close(c);
 }
 
 static void json_map(corral_buf_t *line, const char *key, size_t n, char *const *keys,
@@ -376,13 +376,7 @@ static void json_map(corral_buf_t *line, const char *key, size_t n, char *const 
 static int allocate(plugin_t *p, const char *pod, char (*chosen)[96], int n, corral_buf_t *line,
                     char *err, size_t errlen)
 {
-    char path[4300], why[256];
-    endpoint_path(p, path, sizeof path);
-    corral__grpc_client_t *c = corral__grpc_connect(path, why, sizeof why);
-    if (!c) {
-        snprintf(err, errlen, "Allocate: %s", why);
-        return CORRAL_EIO;
-    }
+    char why[256];
     char *ip[MAX_DEVS];
     for (int i = 0; i < n; i++)
         ip[i] = chosen[i];
@@ -393,17 +387,12 @@ static int allocate(plugin_t *p, const char *pod, char (*chosen)[96], int n, cor
     V1beta1__AllocateRequest q = V1BETA1__ALLOCATE_REQUEST__INIT;
     q.n_container_requests = 1;
     q.container_requests = &cqp;
-    corral_buf_t req, resp;
-    corral_buf_init(&req);
+    corral_buf_t resp;
     corral_buf_init(&resp);
-    pack(&q.base, &req);
-    int st = corral__grpc_call(c, "/v1beta1.DevicePlugin/Allocate", req.p, req.len, &resp, 5000,
-                               why, sizeof why);
-    corral__grpc_close(c);
+    int st = call_plugin(p, "/v1beta1.DevicePlugin/Allocate", &q.base, &resp, why, sizeof why);
     V1beta1__AllocateResponse *r =
         st == 0 ? v1beta1__allocate_response__unpack(NULL, resp.len, (const uint8_t *)resp.p)
                 : NULL;
-    corral_buf_fini(&req);
     corral_buf_fini(&resp);
     if (!r || r->n_container_responses != 1) {
         snprintf(err, errlen, "Allocate: %s", st ? why : "malformed response");
@@ -541,7 +530,8 @@ static int wants(const corral_val_t *pod, char *res, size_t reslen, int *want, i
         for (size_t j = 0; m && m->kind == CORRAL_VAL_MAP && j < m->n; j++) {
             const char *key = m->pairs[j].key->s;
             const corral_val_t *q = m->pairs[j].val;
-            if (!strchr(key, '/') || strstr(key, "kubernetes.io/") || (res[0] && strcmp(key, res)))
+            if (!strchr(key, '/') || strstr(key, "kubernetes.io/") ||
+                (res[0] && strcmp(key, res) != 0))
                 continue;
             long v = q && q->s ? strtol(q->s, NULL, 10) : 0;
             if (v <= 0 || v > MAX_DEVS)
@@ -650,7 +640,8 @@ static int list_pods(watcher_t *w)
     corral_arena_init(&a);
     corral_val_t *list = NULL;
     corral_json_err_t jerr;
-    if (rc == 0 && r.code == 200 && corral_json_parse(&a, r.body.p, r.body.len, &list, &jerr) == 0) {
+    if (rc == 0 && r.code == 200 &&
+        corral_json_parse(&a, r.body.p, r.body.len, &list, &jerr) == 0) {
         const corral_val_t *items = corral_val_get(list, "items");
         char seen[MAX_PODS][256];
         int nseen = 0;
@@ -689,7 +680,9 @@ static void *watch_main(void *arg)
         }
         char path[600];
         snprintf(path, sizeof path,
-                 "/api/v1/pods?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s&resourceVersion=%s",
+                 "/api/v1/"
+                 "pods?watch=1&allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s&"
+                 "resourceVersion=%s",
                  w->node, w->rv);
         corral_client_resp_t r;
         corral_client_resp_init(&r);
@@ -722,11 +715,21 @@ int corral_agent_standin_kubelet(int argc, char **argv)
     optind = 1;
     for (int ch; (ch = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
         switch (ch) {
-        case 'd': dir = optarg; break;
-        case 's': server = optarg; break;
-        case 'n': node = optarg; break;
-        case 'h': usage(); return 0;
-        default: usage(); return 2;
+        case 'd':
+            dir = optarg;
+            break;
+        case 's':
+            server = optarg;
+            break;
+        case 'n':
+            node = optarg;
+            break;
+        case 'h':
+            usage();
+            return 0;
+        default:
+            usage();
+            return 2;
         }
     }
     if (!dir || optind < argc || (server && !node)) {

@@ -27,7 +27,7 @@ static const command_t commands[] = {
     {"logs", corral_cmd_logs, "print a pod's container log (-f to follow)"},
     {"top", corral_cmd_top, "CPU, memory and GPU use of nodes, pods and each GPU"},
     {"agent", corral_cmd_agent, "the node agent: register a node with its GPUs and run its pods"},
-    {"agent-shim", corral_cmd_agent_shim, NULL}, /* internal: runs one container */
+    {"agent-shim", corral_cmd_agent_shim, NULL},             /* internal: runs one container */
     {"standin-kubelet", corral_agent_standin_kubelet, NULL}, /* tests: kubelet's device manager */
     {"controller", corral_cmd_controller,
      "run the Job, PodGroup/Queue status, garbage collection and node controllers"},

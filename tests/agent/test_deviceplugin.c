@@ -87,8 +87,8 @@ static void start_all(bool with_cdi)
     snprintf(cdi, sizeof cdi, "%s/cdi", dir);
     kl = corral__skl_start(dir, err, sizeof err);
     cr_assert_not_null(kl, "%s", err);
-    corral__dp_config_t cfg = {.plugin_dir = dir, .lookup = lookup, .log = logfn,
-                               .cdi_dir = with_cdi ? cdi : NULL};
+    corral__dp_config_t cfg = {
+        .plugin_dir = dir, .lookup = lookup, .log = logfn, .cdi_dir = with_cdi ? cdi : NULL};
     dp = corral__dp_start(&cfg, devs, 4, err, sizeof err);
     cr_assert_not_null(dp, "%s", err);
     cr_assert(corral__skl_wait(kl, RES, 1, 1, 10000), "the plugin never registered");
@@ -155,8 +155,8 @@ Test(deviceplugin, preferred_and_allocate_follow_lookup)
     corral_buf_t line;
     corral_buf_init(&line);
     char err[256];
-    cr_assert_eq(corral__skl_admit(kl, "team-a/train-0", RES, 2, &line, err, sizeof err), 0,
-                 "%s", err);
+    cr_assert_eq(corral__skl_admit(kl, "team-a/train-0", RES, 2, &line, err, sizeof err), 0, "%s",
+                 err);
     const char *want =
         "{\"pod\":\"team-a/train-0\",\"devices\":[\"GPU-33333333-3333-3333-3333-333333333333\","
         "\"GPU-22222222-2222-2222-2222-222222222222\"],"
@@ -200,8 +200,9 @@ Test(deviceplugin, lookup_failure_gives_kubelets_devices)
     corral_buf_init(&line);
     char err[256];
     cr_assert_eq(corral__skl_admit(kl, "ns/p", RES, 1, &line, err, sizeof err), 0, "%s", err);
-    cr_assert(strstr(line.p, "\"NVIDIA_VISIBLE_DEVICES\":\"GPU-00000000-0000-0000-0000-000000000000\""),
-              "%s", line.p);
+    cr_assert(
+        strstr(line.p, "\"NVIDIA_VISIBLE_DEVICES\":\"GPU-00000000-0000-0000-0000-000000000000\""),
+        "%s", line.p);
     cr_assert(strstr(line.p, "\"corral.dev/gpu-ids\":\"0\""), "%s", line.p);
     corral_buf_fini(&line);
     pthread_mutex_lock(&agent.mu);
@@ -249,9 +250,9 @@ Test(deviceplugin, allocate_honours_gpu_ids_over_kubelets_choice)
     cr_assert_eq(corral__grpc_call(c, "/v1beta1.DevicePlugin/Allocate", req, len, &resp, 5000, why,
                                    sizeof why),
                  CORRAL__GRPC_INVALID_ARGUMENT);
-    cr_assert_eq(corral__grpc_call(c, "/v1beta1.DevicePlugin/Nope", "", 0, &resp, 5000, why,
-                                   sizeof why),
-                 CORRAL__GRPC_UNIMPLEMENTED);
+    cr_assert_eq(
+        corral__grpc_call(c, "/v1beta1.DevicePlugin/Nope", "", 0, &resp, 5000, why, sizeof why),
+        CORRAL__GRPC_UNIMPLEMENTED);
     /* Options: preferred allocation offered, no PreStartContainer. */
     cr_assert_eq(corral__grpc_call(c, "/v1beta1.DevicePlugin/GetDevicePluginOptions", "", 0, &resp,
                                    5000, why, sizeof why),
@@ -309,8 +310,8 @@ Test(deviceplugin, garbage_and_oversize_refused)
     char *msg = calloc(1, big);
     corral_buf_t resp;
     corral_buf_init(&resp);
-    cr_assert_eq(corral__grpc_call(c, "/v1beta1.DevicePlugin/Allocate", msg, big, &resp, 10000,
-                                   why, sizeof why),
+    cr_assert_eq(corral__grpc_call(c, "/v1beta1.DevicePlugin/Allocate", msg, big, &resp, 10000, why,
+                                   sizeof why),
                  CORRAL__GRPC_RESOURCE_EXHAUSTED, "%s", why);
     free(msg);
     /* A malformed protobuf message. */
