@@ -169,7 +169,8 @@ Test(core, kind_registry)
     cr_assert_eq(corral_kind_find_resource("PodGroups")->kind, CORRAL_KIND_PODGROUP);
     cr_assert_eq(corral_kind_find_resource("queues.scheduling.volcano.sh")->kind,
                  CORRAL_KIND_QUEUE);
-    cr_assert_null(corral_kind_find_resource("deployments"));
+    cr_assert_eq(corral_kind_find_resource("deploy")->kind, CORRAL_KIND_DEPLOYMENT);
+    cr_assert_null(corral_kind_find_resource("statefulsets"));
     cr_assert(corral_kind_field_supported(CORRAL_KIND_POD, "spec.nodeName"));
     cr_assert_not(corral_kind_field_supported(CORRAL_KIND_QUEUE, "spec.weight"));
     cr_assert_not(corral_kind_field_supported(CORRAL_KIND_NODE, "metadata.namespace"));
