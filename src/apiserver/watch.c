@@ -81,8 +81,12 @@ static void emit(corral__watch_t *w, const char *type, const char *json, size_t 
         len = served.len;
     }
     if (w->pb) {
-        corral__pb_frame(type, json, len, &served);
-        corral__stream_write(w->conn, served.p, served.len);
+        /* a buffer of its own: json may point into served */
+        corral_buf_t frame;
+        corral_buf_init(&frame);
+        corral__pb_frame(type, json, len, &frame);
+        corral__stream_write(w->conn, frame.p, frame.len);
+        corral_buf_fini(&frame);
         corral_buf_fini(&served);
         return;
     }

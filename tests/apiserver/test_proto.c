@@ -1145,3 +1145,41 @@ Test(proto, http_get_list_error_and_watch_in_protobuf)
     corral_arena_fini(&a);
     api_stop();
 }
+
+/* A view resource (events.k8s.io/v1 over the stored core Events) watched in
+ * protobuf: each event is converted, then framed; one frame, nothing else
+ * on the stream (the converted JSON once leaked ahead of the frame). */
+Test(proto, a_view_watched_in_protobuf_is_only_frames)
+{
+    api_start();
+    api_resp_t r;
+    API_EXPECT(&r, 201, "POST", "/api/v1/namespaces/default/events", NULL,
+               "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e1\"},"
+               "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"q\",\"namespace\":\"default\"},"
+               "\"reason\":\"Pulled\",\"message\":\"image pulled\",\"type\":\"Warning\","
+               "\"source\":{\"component\":\"kubelet\",\"host\":\"n1\"},"
+               "\"firstTimestamp\":\"2024-01-02T03:04:05Z\",\"lastTimestamp\":"
+               "\"2024-01-02T03:04:09Z\",\"count\":3}");
+    api_free(&r);
+    corral_arena_t a;
+    corral_arena_init(&a);
+    corral_buf_t raw;
+    corral_buf_init(&raw);
+    char ct[128];
+    pb_get(&a, "/apis/events.k8s.io/v1/namespaces/default/events?watch=1&timeoutSeconds=1", 200,
+           ct, sizeof(ct), &raw);
+    cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf;stream=watch");
+    cr_assert_geq(raw.len, 4);
+    const uint8_t *p = (const uint8_t *)raw.p;
+    size_t n = ((size_t)p[0] << 24) | ((size_t)p[1] << 16) | ((size_t)p[2] << 8) | p[3];
+    cr_assert_eq(raw.len, 4 + n, "one frame and nothing else (%zu bytes, frame %zu)", raw.len, n);
+    corral_val_t *ev = NULL;
+    char why[256];
+    cr_assert_eq(corral_pb_decode_watch_event(&a, p + 4, n, &ev, why, sizeof(why)), 0, "%s", why);
+    corral_val_t *obj = corral_val_get(ev, "object");
+    cr_assert_str_eq(corral_val_get_str(obj, "apiVersion"), "events.k8s.io/v1");
+    cr_assert_str_eq(corral_val_get_str(obj, "note"), "image pulled");
+    corral_buf_fini(&raw);
+    corral_arena_fini(&a);
+    api_stop();
+}
