@@ -1166,8 +1166,8 @@ Test(proto, a_view_watched_in_protobuf_is_only_frames)
     corral_buf_t raw;
     corral_buf_init(&raw);
     char ct[128];
-    pb_get(&a, "/apis/events.k8s.io/v1/namespaces/default/events?watch=1&timeoutSeconds=1", 200,
-           ct, sizeof(ct), &raw);
+    pb_get(&a, "/apis/events.k8s.io/v1/namespaces/default/events?watch=1&timeoutSeconds=1", 200, ct,
+           sizeof(ct), &raw);
     cr_assert_str_eq(ct, "application/vnd.kubernetes.protobuf;stream=watch");
     cr_assert_geq(raw.len, 4);
     const uint8_t *p = (const uint8_t *)raw.p;
