@@ -155,6 +155,9 @@ int corral_client_exec_credential(const corral_client_config_t *cfg, const char 
                                   corral_client_cred_t *out, char *err, size_t errlen);
 /* Plugin runs since the process started (tests). */
 uint64_t corral_client_exec_runs(void);
+/* Forget every cached credential and failure backoff (tests; a process
+ * whose plugins changed). Runs in progress keep their slots. */
+void corral_client_exec_forget(void);
 
 /* --- requests --------------------------------------------------------------------------- */
 

@@ -212,6 +212,37 @@ static char **plugin_env(const corral_client_exec_t *e, const char *info, char *
 }
 
 /* Run the plugin once; its stdout in out. */
+/* Start the plugin with its output on out_fd (stdin /dev/null unless
+ * interactive) in a process group of its own (so a timeout kills what it
+ * started too), no signal blocked and every disposition default: the
+ * components block SIGINT/SIGTERM for their signal threads, which a plugin
+ * must not inherit. Returns posix_spawn's error. */
+static int spawn(const char *cmd, char **argv, char **env, int out_fd, bool interactive, pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+    if (!interactive)
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (!interactive) { /* an interactive one stays in the terminal's foreground group */
+        posix_spawnattr_setpgroup(&at, 0);
+        flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&at, flags);
+    int se = posix_spawnp(pid, cmd, &fa, &at, argv, env);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    return se;
+}
+
 static int run_plugin(const corral_client_config_t *cfg, corral_buf_t *out, char *err,
                       size_t errlen)
 {
@@ -241,13 +272,7 @@ static int run_plugin(const corral_client_config_t *cfg, corral_buf_t *out, char
         rc = CORRAL_EIO;
         goto out;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    if (!interactive)
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    int se = posix_spawnp(&pid, e->command, &fa, NULL, argv, env);
-    posix_spawn_file_actions_destroy(&fa);
+    int se = spawn(e->command, argv, env, fds[1], interactive, &pid);
     close(fds[1]);
     if (se != 0) {
         snprintf(err, errlen, "exec plugin: cannot run %s: %s%s%s", e->command, strerror(se),
@@ -285,11 +310,27 @@ static int run_plugin(const corral_client_config_t *cfg, corral_buf_t *out, char
         corral_buf_append(out, buf, (size_t)r);
     }
     close(fds[0]);
-    if (killed)
-        kill(pid, SIGKILL);
+    /* Its exit is bounded by the same deadline: a plugin may close its
+     * output and keep running. */
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    while (!killed) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        if (mono_us() >= deadline) {
+            snprintf(err, errlen, "exec plugin %s: did not exit within %ld ms (killed)", e->command,
+                     e->timeout_ms > 0 ? e->timeout_ms : 60000);
+            killed = true;
+            break;
+        }
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    if (killed) {
+        kill(interactive ? pid : -pid, SIGKILL); /* its group: what it started goes too */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (killed) {
         rc = CORRAL_EIO;
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) { /* the shell's "not found" */
@@ -317,9 +358,18 @@ typedef struct cache_entry {
     char *key;
     corral_client_cred_t cred;
     uint64_t used;
+    int64_t fail_until_us; /* after a failed run, the next run waits until then */
+    int64_t backoff_us;    /* 1 s, doubling to 30 s; 0 after a success */
+    char fail_msg[256];
+    bool has_cred;
+    bool running; /* a thread runs the plugin for this key (without the lock) */
 } cache_entry_t;
 
+#define EXEC_BACKOFF_MIN_US INT64_C(1000000)
+#define EXEC_BACKOFF_MAX_US INT64_C(30000000)
+
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cache_cv = PTHREAD_COND_INITIALIZER;
 static cache_entry_t cache[EXEC_CACHE_MAX];
 static uint64_t cache_tick, runs;
 
@@ -328,8 +378,9 @@ static char *cache_key(const corral_client_config_t *cfg)
     const corral_client_exec_t *e = cfg->exec;
     corral_buf_t b;
     corral_buf_init(&b);
-    corral_buf_printf(&b, "%s\x1f%s\x1f%s\x1f%d", cfg->server ? cfg->server : "", e->command,
-                      e->api_version, e->provide_cluster_info);
+    corral_buf_printf(&b, "%s\x1f%s\x1f%s\x1f%d\x1f%s", cfg->server ? cfg->server : "", e->command,
+                      e->api_version, e->provide_cluster_info,
+                      e->interactive_mode ? e->interactive_mode : "");
     for (size_t i = 0; i < e->nargs; i++)
         corral_buf_printf(&b, "\x1e%s", e->args[i]);
     for (size_t i = 0; i < e->nenv; i++)
@@ -345,10 +396,92 @@ uint64_t corral_client_exec_runs(void)
     return n;
 }
 
+void corral_client_exec_forget(void)
+{
+    pthread_mutex_lock(&cache_mu);
+    for (size_t i = 0; i < EXEC_CACHE_MAX; i++) {
+        cache_entry_t *c = &cache[i];
+        if (c->running)
+            continue;
+        corral_free(c->key);
+        if (c->has_cred)
+            corral_client_cred_fini(&c->cred);
+        memset(c, 0, sizeof(*c));
+    }
+    pthread_mutex_unlock(&cache_mu);
+}
+
 static bool same_cred(const corral_client_cred_t *c, const char *failed)
 {
     return (c->token && strcmp(c->token, failed) == 0) ||
            (c->cert_data && strcmp(c->cert_data, failed) == 0);
+}
+
+/* The slot of key (made, evicting the least used idle one, when missing;
+ * NULL when every slot is busy running). Under cache_mu. */
+static cache_entry_t *slot_for(char **key)
+{
+    cache_entry_t *victim = NULL;
+    for (size_t i = 0; i < EXEC_CACHE_MAX; i++)
+        if (cache[i].key && strcmp(cache[i].key, *key) == 0)
+            return &cache[i];
+    for (size_t i = 0; i < EXEC_CACHE_MAX; i++) {
+        cache_entry_t *c = &cache[i];
+        if (c->running)
+            continue;
+        if (!c->key) {
+            victim = c;
+            break;
+        }
+        if (!victim || c->used < victim->used)
+            victim = c;
+    }
+    if (!victim)
+        return NULL;
+    corral_free(victim->key);
+    if (victim->has_cred)
+        corral_client_cred_fini(&victim->cred);
+    memset(victim, 0, sizeof(*victim));
+    victim->key = *key;
+    *key = NULL;
+    return victim;
+}
+
+/* Run the plugin for slot (marked running) without the lock; store what it
+ * gave, or the failure and the next backoff. Called and returns with
+ * cache_mu held. */
+static int refresh(cache_entry_t *slot, const corral_client_config_t *cfg, char *err, size_t errlen)
+{
+    slot->running = true;
+    runs++;
+    pthread_mutex_unlock(&cache_mu);
+    corral_buf_t b;
+    corral_buf_init(&b);
+    int rc = run_plugin(cfg, &b, err, errlen);
+    corral_client_cred_t cr;
+    memset(&cr, 0, sizeof(cr));
+    if (rc == 0)
+        rc = corral_exec_credential_parse(b.p ? b.p : "", b.len, cfg->exec->api_version, &cr, err,
+                                          errlen);
+    corral_buf_fini(&b);
+    pthread_mutex_lock(&cache_mu);
+    slot->running = false;
+    if (rc == 0) {
+        if (slot->has_cred)
+            corral_client_cred_fini(&slot->cred);
+        slot->cred = cr;
+        slot->has_cred = true;
+        slot->backoff_us = 0;
+        slot->fail_until_us = 0;
+    } else {
+        slot->backoff_us = slot->backoff_us ? slot->backoff_us * 2 : EXEC_BACKOFF_MIN_US;
+        if (slot->backoff_us > EXEC_BACKOFF_MAX_US)
+            slot->backoff_us = EXEC_BACKOFF_MAX_US;
+        slot->fail_until_us = mono_us() + slot->backoff_us;
+        snprintf(slot->fail_msg, sizeof(slot->fail_msg), "%s", err);
+    }
+    pthread_cond_broadcast(&cache_cv);
+    return rc;
 }
 
 int corral_client_exec_credential(const corral_client_config_t *cfg, const char *failed,
@@ -361,39 +494,21 @@ int corral_client_exec_credential(const corral_client_config_t *cfg, const char 
     }
     char *key = cache_key(cfg);
     pthread_mutex_lock(&cache_mu);
-    cache_entry_t *slot = NULL, *victim = NULL;
-    for (size_t i = 0; i < EXEC_CACHE_MAX && !slot; i++)
-        if (cache[i].key && strcmp(cache[i].key, key) == 0)
-            slot = &cache[i];
-    for (size_t i = 0; i < EXEC_CACHE_MAX && !slot; i++) /* a free slot, else the least used */
-        if (!victim || !cache[i].key || (victim->key && cache[i].used < victim->used))
-            victim = !victim || victim->key ? &cache[i] : victim;
+    /* One run per key at a time: the others wait for its answer, and runs
+     * of other keys (other users, other clusters) go on beside it. */
+    cache_entry_t *slot;
+    while ((slot = slot_for(&key)) == NULL || slot->running)
+        pthread_cond_wait(&cache_cv, &cache_mu);
     int rc = 0;
-    bool fresh = slot && (!slot->cred.expiry_us || wall_us() < slot->cred.expiry_us) &&
+    bool fresh = slot->has_cred && (!slot->cred.expiry_us || wall_us() < slot->cred.expiry_us) &&
                  !(failed && same_cred(&slot->cred, failed));
-    if (!fresh) {
-        corral_buf_t b;
-        corral_buf_init(&b);
-        runs++;
-        rc = run_plugin(cfg, &b, err, errlen);
-        corral_client_cred_t cr;
-        memset(&cr, 0, sizeof(cr));
-        if (rc == 0)
-            rc = corral_exec_credential_parse(b.p ? b.p : "", b.len, cfg->exec->api_version, &cr,
-                                              err, errlen);
-        corral_buf_fini(&b);
-        if (rc == 0) {
-            if (!slot) {
-                slot = victim;
-                corral_free(slot->key);
-                corral_client_cred_fini(&slot->cred);
-                slot->key = key;
-                key = NULL;
-            } else {
-                corral_client_cred_fini(&slot->cred);
-            }
-            slot->cred = cr;
-        }
+    if (!fresh && slot->fail_until_us && mono_us() < slot->fail_until_us) {
+        /* a plugin that failed is not run again on every request */
+        snprintf(err, errlen, "%s (not run again for %lld ms)", slot->fail_msg,
+                 (long long)((slot->fail_until_us - mono_us()) / 1000));
+        rc = CORRAL_EIO;
+    } else if (!fresh) {
+        rc = refresh(slot, cfg, err, errlen);
     }
     if (rc == 0) {
         slot->used = ++cache_tick;

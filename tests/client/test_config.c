@@ -360,6 +360,7 @@ Test(clientcfg, exec_plugin_cached_until_it_expires)
 
 static void plugin_fails(const char *script, long timeout_ms, const char *want)
 {
+    corral_client_exec_forget(); /* each script is a plugin of its own */
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
     cfg.server = corral_strdup("https://h:6443");
@@ -378,6 +379,27 @@ Test(clientcfg, exec_plugin_failures_are_bounded_and_explained)
     plugin_fails("#!/bin/sh\nexec sleep 30\n", 300, "no answer within 300 ms (killed)");
     plugin_fails("#!/bin/sh\nexec yes\n", 0, "output larger than 1048576 bytes (killed)");
     plugin_fails("#!/bin/sh\necho '{}'\n", 0, "not ExecCredential");
+    /* A plugin that closes its output and stays is killed at the deadline,
+     * with what it started (its process group). */
+    plugin_fails("#!/bin/sh\nexec >&-\nsleep 30\n", 300, "did not exit within 300 ms (killed)");
+    /* A plugin that failed is not run again on every request: a second ask
+     * within the backoff answers the first failure without a run. */
+    corral_client_exec_forget();
+    {
+        corral_client_config_t cfg;
+        corral_client_config_init(&cfg);
+        cfg.server = corral_strdup("https://h:6443");
+        cfg.exec = plugin("#!/bin/sh\nexit 3\n", "", 0);
+        corral_client_cred_t cr;
+        char err[512] = "";
+        cr_assert_neq(corral_client_exec_credential(&cfg, NULL, &cr, err, sizeof(err)), 0);
+        uint64_t runs = corral_client_exec_runs();
+        cr_assert_neq(corral_client_exec_credential(&cfg, NULL, &cr, err, sizeof(err)), 0);
+        cr_assert_eq(corral_client_exec_runs(), runs, "run again within the backoff");
+        cr_assert(strstr(err, "exit code 3") && strstr(err, "not run again"), "%s", err);
+        corral_client_config_fini(&cfg);
+    }
+    corral_client_exec_forget();
     corral_client_config_t cfg;
     corral_client_config_init(&cfg);
     cfg.server = corral_strdup("https://h:6443");
