@@ -185,14 +185,17 @@ canary() { [ "$(traffic)" = "llm-predictor-00001=90,llm-predictor-00002=10" ]; }
 until_ok "$W" canary || fail "canary traffic: $(traffic)"
 # revision_counts N: N requests; "rev1 rev2" counts, by the router's
 # Corral-Revision header, else the answering pod's revision label.
+# The pods are listed before and after the burst: a replica may be scaled
+# away right after it answered.
 revision_counts() {
+    pods_json >"$TMP/pods-before.json"
     python3 tests/cli/infer_client.py burst "$U" "$1" 20 --max-tokens 1 >"$TMP/burst"
     pods_json >"$TMP/pods.json"
-    python3 - "$TMP/burst" "$TMP/pods.json" <<'EOF'
+    python3 - "$TMP/burst" "$TMP/pods-before.json" "$TMP/pods.json" <<'EOF'
 import json, sys
 b = json.load(open(sys.argv[1]))
 rev = {p["metadata"]["name"]: p["metadata"]["labels"].get("corral.dev/revision")
-       for p in json.load(open(sys.argv[2]))["items"]}
+       for f in sys.argv[2:] for p in json.load(open(f))["items"]}
 by = dict(b["by_revision"])
 if not by:
     for pod, n in b["by_pod"].items():
