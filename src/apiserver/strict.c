@@ -80,8 +80,11 @@ static bool pod_spec_ok(corral__req_t *r, const corral_val_t *cur, const corral_
         keep(r->a, spec, cs, "tolerations");
     if (superset(corral_val_get(cs, "schedulingGates"), corral_val_get(ns, "schedulingGates")))
         keep(r->a, spec, cs, "schedulingGates");
+    /* upstream: a negative grace period (old clients) may become 1, nothing else */
     const corral_val_t *g = corral_val_get(cs, "terminationGracePeriodSeconds");
-    if (g && g->kind == CORRAL_VAL_INT && g->u.i < 0)
+    const corral_val_t *ng = corral_val_get(ns, "terminationGracePeriodSeconds");
+    if (g && g->kind == CORRAL_VAL_INT && g->u.i < 0 && ng && ng->kind == CORRAL_VAL_INT &&
+        ng->u.i == 1)
         keep(r->a, spec, cs, "terminationGracePeriodSeconds");
     if (corral_val_equal(spec, cs))
         return true;
