@@ -32,6 +32,10 @@ typedef struct corral_controller_opts {
     int64_t usage_prune_period_ns;     /* how often retention runs; 0: 10 min */
     /* The autoscaler of InferenceService revisions (Knative KPA). */
     const char *router_metrics;          /* router /metrics URLs, comma-separated; NULL: none */
+    /* The agents' GPU metrics through the node proxy at this port
+     * (nodes/NODE:PORT/proxy/metrics: on a cluster, the agent's :9400, as
+     * the node's own port is kubelet's); 0: the node's port (corral up). */
+    int agent_metrics_port;
     int64_t autoscaler_tick_ns;          /* metric collection period; 0: 1 s */
     int64_t autoscaler_stable_window_ns; /* 0: 60 s */
     int64_t autoscaler_panic_window_ns;  /* 0: 6 s */

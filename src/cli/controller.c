@@ -50,6 +50,9 @@ static const char usage_text[] =
     "The autoscaler of InferenceService revisions (Knative KPA, docs/inference.md):\n"
     "  --router-metrics URL[,URL...]    the routers' /metrics (HOST:PORT or URL; none: the\n"
     "                                   concurrency and rps metrics have no samples)\n"
+    "  --agent-metrics-port N           read the agents' GPU metrics through\n"
+    "                                   nodes/NODE:N/proxy (a cluster: 9400; default: the\n"
+    "                                   node's own port, the agent's in corral up)\n"
     "  --autoscaler-tick DUR            how often metrics are collected (1s)\n"
     "  --autoscaler-stable-window DUR   the stable window (60s; 1s to 1h)\n"
     "  --autoscaler-panic-window DUR    the panic window (6s)\n"
@@ -84,6 +87,7 @@ enum {
     OPT_INGRESS_DOMAIN,
     OPT_ROUTER_URL,
     OPT_CONTROLLERS,
+    OPT_AGENT_PORT,
     OPT_LEASE_NAME,
     OPT_LEASE_NS,
     OPT_LEASE_DUR,
@@ -235,6 +239,10 @@ static int parse_opt(int ch, const char *arg, corral_controller_opts_t *o)
     case OPT_LEASE_NAME:
         o->lease_name = arg;
         break;
+    case OPT_AGENT_PORT:
+        ok = corral__flag_int("controller", "agent-metrics-port", arg, 1, 65535, &v);
+        o->agent_metrics_port = (int)v;
+        break;
     case OPT_LEASE_NS:
         o->lease_ns = arg;
         break;
@@ -309,6 +317,7 @@ static int parse(int argc, char **argv, corral__cli_t *k, corral_controller_opts
         {"ingress-domain", required_argument, NULL, OPT_INGRESS_DOMAIN},
         {"router-url", required_argument, NULL, OPT_ROUTER_URL},
         {"controllers", required_argument, NULL, OPT_CONTROLLERS},
+        {"agent-metrics-port", required_argument, NULL, OPT_AGENT_PORT},
         {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
         {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
         {"lease-duration", required_argument, NULL, OPT_LEASE_DUR},

@@ -525,7 +525,11 @@ static void scrape_nodes(corral__autoscaler_t *as, const plan_rev_t *p, size_t n
                 continue;
             done[ndone++] = node;
             char path[512], err[256] = "";
-            snprintf(path, sizeof(path), "/api/v1/nodes/%s/proxy/metrics", node);
+            if (as->o.agent_metrics_port > 0)
+                snprintf(path, sizeof(path), "/api/v1/nodes/%s:%d/proxy/metrics", node,
+                         as->o.agent_metrics_port);
+            else
+                snprintf(path, sizeof(path), "/api/v1/nodes/%s/proxy/metrics", node);
             corral_client_resp_t resp;
             corral_client_resp_init(&resp);
             int rc = corral_client_request(as->client, "GET", path, NULL, NULL, 0, &resp);

@@ -22,6 +22,7 @@ typedef struct corral__autoscaler corral__autoscaler_t;
 typedef struct corral__as_opts {
     const corral_client_config_t *cfg; /* the API server (node proxy for GPU metrics) */
     const char *router_metrics;        /* router /metrics URLs, comma-separated; NULL: none */
+    int agent_metrics_port;            /* GPU metrics at nodes/NODE:PORT/proxy; 0: the node's port */
     int64_t tick_ns;                   /* metric collection period; 0: 1 s */
     int64_t stable_window_ns;          /* 0: 60 s */
     int64_t panic_window_ns;           /* 0: 6 s */

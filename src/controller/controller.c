@@ -245,6 +245,7 @@ int corral_controller_new(const corral_controller_opts_t *o, corral_controller_t
     corral__as_opts_t ao = {
         .cfg = o->cfg,
         .router_metrics = o->router_metrics,
+        .agent_metrics_port = o->agent_metrics_port,
         .tick_ns = o->autoscaler_tick_ns,
         .stable_window_ns = o->autoscaler_stable_window_ns,
         .panic_window_ns = o->autoscaler_panic_window_ns,
