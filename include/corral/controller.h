@@ -31,7 +31,7 @@ typedef struct corral_controller_opts {
     int64_t usage_max_records;         /* the most UsageRecords kept; 0: 100000 */
     int64_t usage_prune_period_ns;     /* how often retention runs; 0: 10 min */
     /* The autoscaler of InferenceService revisions (Knative KPA). */
-    const char *router_metrics;          /* router /metrics URLs, comma-separated; NULL: none */
+    const char *router_metrics; /* router /metrics URLs, comma-separated; NULL: none */
     /* The agents' GPU metrics through the node proxy at this port
      * (nodes/NODE:PORT/proxy/metrics: on a cluster, the agent's :9400, as
      * the node's own port is kubelet's); 0: the node's port (corral up). */

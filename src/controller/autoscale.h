@@ -22,15 +22,15 @@ typedef struct corral__autoscaler corral__autoscaler_t;
 typedef struct corral__as_opts {
     const corral_client_config_t *cfg; /* the API server (node proxy for GPU metrics) */
     const char *router_metrics;        /* router /metrics URLs, comma-separated; NULL: none */
-    int agent_metrics_port;            /* GPU metrics at nodes/NODE:PORT/proxy; 0: the node's port */
-    int64_t tick_ns;                   /* metric collection period; 0: 1 s */
-    int64_t stable_window_ns;          /* 0: 60 s */
-    int64_t panic_window_ns;           /* 0: 6 s */
-    double panic_threshold;            /* percent of target; 0: 200 */
-    int64_t scale_to_zero_grace_ns;    /* 0: 30 s */
-    double max_scale_up_rate;          /* 0: 1000 */
-    double max_scale_down_rate;        /* 0: 2 */
-    corral_metrics_t *metrics;         /* the controller's registry; NULL: none */
+    int agent_metrics_port;         /* GPU metrics at nodes/NODE:PORT/proxy; 0: the node's port */
+    int64_t tick_ns;                /* metric collection period; 0: 1 s */
+    int64_t stable_window_ns;       /* 0: 60 s */
+    int64_t panic_window_ns;        /* 0: 6 s */
+    double panic_threshold;         /* percent of target; 0: 200 */
+    int64_t scale_to_zero_grace_ns; /* 0: 30 s */
+    double max_scale_up_rate;       /* 0: 1000 */
+    double max_scale_down_rate;     /* 0: 2 */
+    corral_metrics_t *metrics;      /* the controller's registry; NULL: none */
     /* Called on the collector's thread when a revision whose last decision
      * was 0 has requests queued at the router (decide again now); NULL: none. */
     void (*notify)(void *arg);
