@@ -268,6 +268,22 @@ static void kp_drop(kube_t *k, const char *uid, const char *ns, const char *name
     pthread_mutex_unlock(&k->mu);
 }
 
+/* A known pod kubelet may be admitting that Corral did not place (no
+ * gpu-ids), with a container asking want: its lookup fails at once rather
+ * than waiting for a pod the informer has not delivered. Under mu. */
+static bool unplaced_waiting(const kube_t *k, size_t want)
+{
+    for (size_t i = 0; i < k->nkp; i++) {
+        const corral__kpod_t *kp = k->kp[i];
+        if (!kp->waiting || kp->nuuids > 0)
+            continue;
+        for (int c = 0; c < kp->nctr && c < CORRAL__KPOD_MAX_CTRS; c++)
+            if (kp->want[c] == (int)want && !(kp->given & (UINT64_C(1) << (c & 63))))
+                return true;
+    }
+    return false;
+}
+
 /* The device plugin's lookup (deviceplugin.h). */
 static int lookup(void *ctx, const char *const *available, size_t navailable, size_t want,
                   char (*ids)[CORRAL__KPOD_ID_LEN], char *pod, size_t podlen)
@@ -280,7 +296,8 @@ static int lookup(void *ctx, const char *const *available, size_t navailable, si
     int i = -1, ctr = 0, off = 0;
     for (;;) {
         i = corral__kpod_match(k->kp, k->nkp, available, navailable, want, &ctr, &off);
-        if (i >= 0 || pthread_cond_timedwait(&k->cond, &k->mu, &until) != 0)
+        if (i >= 0 || unplaced_waiting(k, want) ||
+            pthread_cond_timedwait(&k->cond, &k->mu, &until) != 0)
             break;
     }
     if (i < 0 && want > 0) /* the wait timed out: one last look */
