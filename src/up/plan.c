@@ -148,6 +148,12 @@ static void add_comp(corral_up_plan_t *p, const char *name, corral_up_tier_t tie
     c->argc = n;
 }
 
+/* Every component asks its own API server for JSON: Corral's stores JSON,
+ * and a protobuf answer costs it a parse and an encode (docs/benchmarks.md,
+ * "Protobuf against JSON"); protobuf is the components' default for
+ * kube-apiserver. */
+#define JSON "application/json"
+
 /* The inference router (docs/inference.md): its own read-only identity. */
 static void plan_router(corral_up_plan_t *p, const char *listen, int mport)
 {
@@ -161,6 +167,8 @@ static void plan_router(corral_up_plan_t *p, const char *listen, int mport)
         listen,
         "--metrics-listen",
         corral_arena_printf(&p->a, "127.0.0.1:%d", mport ? mport : DEFAULT_ROUTER_METRICS),
+        "--kube-api-content-type",
+        JSON,
         NULL};
     add_comp(p, "router", CORRAL_UP_TIER_CONTROL, args);
 }
@@ -185,16 +193,22 @@ static void plan_control(corral_up_plan_t *p, const char *listen, int sport, int
                            path(p, "kubeconfigs/scheduler.kubeconfig"),
                            "--scheduler-name",
                            "corral,volcano,default-scheduler",
+                           "--kube-api-content-type",
+                           JSON,
                            sport ? "--metrics-listen" : NULL,
                            corral_arena_printf(&p->a, "127.0.0.1:%d", sport),
                            NULL};
     add_comp(p, "scheduler", CORRAL_UP_TIER_CONTROL, sched);
     /* InferenceService URLs name the router; its autoscaler reads the
      * router's metrics (neither when the router is off). */
-    const char *ctrl[12] = {"controller", "--kubeconfig",
-                            path(p, "kubeconfigs/controller.kubeconfig"), "--ingress-domain",
-                            "example.com"};
-    size_t nc = 5;
+    const char *ctrl[14] = {"controller",
+                            "--kubeconfig",
+                            path(p, "kubeconfigs/controller.kubeconfig"),
+                            "--ingress-domain",
+                            "example.com",
+                            "--kube-api-content-type",
+                            JSON};
+    size_t nc = 7;
     if (p->router) {
         ctrl[nc++] = "--router-url";
         ctrl[nc++] = p->router;
@@ -241,7 +255,8 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
                               /* /metrics on the kubelet port only: several agents here must not
                                  share :9400 (docs/up.md) */
                               "--metrics-listen", "off", "--kubeconfig",
-                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"), NULL};
+                              path3(p, "kubeconfigs/node-", node, ".kubeconfig"),
+                              "--kube-api-content-type", JSON, NULL};
         add_comp(p, corral_arena_printf(&p->a, "agent-%s", node), CORRAL_UP_TIER_AGENT, args);
     }
     if (hollow > 0) {
@@ -260,6 +275,8 @@ static void plan_agents(corral_up_plan_t *p, const char *profile, int hollow)
                               "off",
                               "--kubeconfig",
                               path(p, "kubeconfigs/hollow.kubeconfig"),
+                              "--kube-api-content-type",
+                              JSON,
                               NULL};
         add_comp(p, "agent-hollow", CORRAL_UP_TIER_AGENT, args);
     }

@@ -269,25 +269,28 @@ Test(up, plan_simulated)
                      "--tls-private-key-file /d/pki/apiserver.key");
     cr_assert_str_eq(cmdline(&p, "scheduler", buf, sizeof(buf)),
                      "corral scheduler --kubeconfig /d/kubeconfigs/scheduler.kubeconfig "
-                     "--scheduler-name corral,volcano,default-scheduler");
+                     "--scheduler-name corral,volcano,default-scheduler "
+                     "--kube-api-content-type application/json");
     cr_assert_str_eq(cmdline(&p, "controller", buf, sizeof(buf)),
                      "corral controller --kubeconfig /d/kubeconfigs/controller.kubeconfig "
-                     "--ingress-domain example.com --router-url http://127.0.0.1:8080 "
-                     "--router-metrics http://127.0.0.1:9091");
+                     "--ingress-domain example.com --kube-api-content-type application/json "
+                     "--router-url http://127.0.0.1:8080 --router-metrics http://127.0.0.1:9091");
     cr_assert_str_eq(cmdline(&p, "agent-sim-node-1", buf, sizeof(buf)),
                      "corral agent --node-name sim-node-1 --gpus sim:h100-sxm-8 --root "
                      "/d/agents/sim-node-1 --stop-pods-on-exit --metrics-listen off --kubeconfig "
-                     "/d/kubeconfigs/node-sim-node-1.kubeconfig");
+                     "/d/kubeconfigs/node-sim-node-1.kubeconfig --kube-api-content-type "
+                     "application/json");
     cr_assert_str_eq(
         cmdline(&p, "agent-hollow", buf, sizeof(buf)),
         "corral agent --runtime hollow --hollow-nodes 3 --node-prefix hollow- "
         "--gpus sim:h100-sxm-8 --token-file /d/kubeconfigs/hollow-tokens.csv --metrics-listen off "
-        "--kubeconfig /d/kubeconfigs/hollow.kubeconfig");
+        "--kubeconfig /d/kubeconfigs/hollow.kubeconfig --kube-api-content-type application/json");
     /* Stop order: agents, then control, then the API server. */
     cr_assert_eq(p.comps[0].tier, CORRAL_UP_TIER_API);
     cr_assert_str_eq(cmdline(&p, "router", buf, sizeof(buf)),
                      "corral router --kubeconfig /d/kubeconfigs/router.kubeconfig --listen "
-                     "127.0.0.1:8080 --metrics-listen 127.0.0.1:9091");
+                     "127.0.0.1:8080 --metrics-listen 127.0.0.1:9091 --kube-api-content-type "
+                     "application/json");
     cr_assert_str_eq(p.router, "http://127.0.0.1:8080");
     cr_assert_str_eq(p.router_metrics, "http://127.0.0.1:9091");
     cr_assert_eq(p.comps[3].tier, CORRAL_UP_TIER_CONTROL);
@@ -326,7 +329,7 @@ Test(up, plan_nvml_and_listen)
         cmdline(&p, "agent-gpu-box.lab", buf, sizeof(buf)),
         "corral agent --node-name gpu-box.lab --gpus nvml --root /d/agents/gpu-box.lab "
         "--stop-pods-on-exit --metrics-listen off --kubeconfig "
-        "/d/kubeconfigs/node-gpu-box.lab.kubeconfig");
+        "/d/kubeconfigs/node-gpu-box.lab.kubeconfig --kube-api-content-type application/json");
     corral_up_plan_fini(&p);
     /* sim:PROFILE forces simulation even with GPUs present. */
     o.gpus = "sim:dgx1-v100-8";
