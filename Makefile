@@ -228,15 +228,15 @@ scenarios: build/corral
 # end-to-end test runs once too: its parts (controller, autoscaler, router,
 # agent serving, stand-in) run under the sanitizers in test_isvc,
 # test_router, test_agent_serving and test_standin.
-CLI_SAN_SKIP := tests/cli/test_valgrind% tests/cli/test_prometheus.sh tests/cli/test_ui.sh \
-                tests/cli/test_inference.sh $(CLI_SAN_SKIP_DUP)
-# And what would only repeat itself: test_layers reads the objects, not the
+# Also left out there, what would only repeat itself: test_layers reads the objects, not the
 # binary; test_strict_scheduler and test_strict_controller rerun scripts
 # that run here against a strict server (test_strict and test_kube_kinds run
 # the strict server sanitized); test_kube_deploy is kubectl and Python
 # around a dry run test_kube_kinds makes too.
 CLI_SAN_SKIP_DUP := tests/cli/test_layers.sh tests/cli/test_strict_scheduler.sh \
                     tests/cli/test_strict_controller.sh tests/cli/test_kube_deploy.sh
+CLI_SAN_SKIP := tests/cli/test_valgrind% tests/cli/test_prometheus.sh tests/cli/test_ui.sh \
+                tests/cli/test_inference.sh $(CLI_SAN_SKIP_DUP)
 cli-san: $(B)/corral
 	@CORRAL=$(B)/corral ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  tools/run-scripts.sh build/test-results/cli-san $(filter-out $(CLI_SAN_SKIP),$(wildcard tests/cli/test_*.sh))
