@@ -10,6 +10,7 @@
 #include "api_test.h"
 #include "apiserver/apiserver_int.h"
 #include "corral/json.h"
+#include "../common/val_assert.h"
 #include "corral/pb.h"
 #include "proto_kubectl.h"
 
@@ -1077,15 +1078,7 @@ static corral_val_t *json_get(corral_arena_t *a, const char *path)
 
 static void same_tree(const corral_val_t *got, const corral_val_t *want)
 {
-    corral_buf_t g, w;
-    corral_buf_init(&g);
-    corral_buf_init(&w);
-    corral_val_to_json(got, &g, false);
-    corral_val_to_json(want, &w, false);
-    cr_assert(corral_val_equal(got, want), "got  %s\nwant %s", corral_buf_str(&g),
-              corral_buf_str(&w));
-    corral_buf_fini(&g);
-    corral_buf_fini(&w);
+    val_assert_same(got, want, "");
 }
 
 Test(proto, http_get_list_error_and_watch_in_protobuf)

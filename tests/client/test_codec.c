@@ -7,6 +7,7 @@
 #include "../apiserver/api_test.h"
 #include "corral/client.h"
 #include "corral/json.h"
+#include "../common/val_assert.h"
 
 TestSuite(codec, .init = api_start, .fini = api_stop, .timeout = 30);
 
@@ -39,15 +40,7 @@ static corral_val_t *get(corral_arena_t *a, corral_client_t *c, const char *path
 
 static void same(const corral_val_t *got, const corral_val_t *want, const char *what)
 {
-    corral_buf_t g, w;
-    corral_buf_init(&g);
-    corral_buf_init(&w);
-    corral_val_to_json(got, &g, false);
-    corral_val_to_json(want, &w, false);
-    cr_assert(corral_val_equal(got, want), "%s\ngot  %s\nwant %s", what, corral_buf_str(&g),
-              corral_buf_str(&w));
-    corral_buf_fini(&g);
-    corral_buf_fini(&w);
+    val_assert_same(got, want, what);
 }
 
 static void post(const char *path, const char *body)

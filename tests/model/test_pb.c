@@ -11,6 +11,7 @@
 
 #include "../apiserver/proto_kubectl.h"
 #include "corral/json.h"
+#include "../common/val_assert.h"
 #include "corral/pb.h"
 #include "corral/yaml.h"
 
@@ -48,15 +49,7 @@ static corral_val_t *round_trip(corral_arena_t *a, const corral_val_t *v, corral
 
 static void expect_same(const corral_val_t *got, const corral_val_t *want)
 {
-    corral_buf_t g, w;
-    corral_buf_init(&g);
-    corral_buf_init(&w);
-    corral_val_to_json(got, &g, false);
-    corral_val_to_json(want, &w, false);
-    cr_assert(corral_val_equal(got, want), "got  %s\nwant %s", corral_buf_str(&g),
-              corral_buf_str(&w));
-    corral_buf_fini(&g);
-    corral_buf_fini(&w);
+    val_assert_same(got, want, "");
 }
 
 Test(pb, kubectl_bodies_encode_back_to_their_bytes)
