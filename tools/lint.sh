@@ -31,7 +31,7 @@ done
 echo "lint: cppcheck"
 # Files in chunks, as many cppcheck processes at once as cores (its own -j
 # gains nothing here); xargs fails when any chunk does.
-if ! printf '%s\n' "${src[@]}" | xargs -P "$(nproc)" -n 16 cppcheck --quiet --error-exitcode=1 \
+if ! printf '%s\n' "${src[@]}" | xargs -r -P "$(nproc)" -n 16 cppcheck --quiet --error-exitcode=1 \
     --std=c11 --enable=warning,performance,portability --inline-suppr \
     --suppress=missingIncludeSystem -Iinclude -Isrc; then
     status=1
